@@ -1,0 +1,1 @@
+//! Scalar semantics of every operation: the oracle both backends follow.

@@ -1,0 +1,1 @@
+//! Text format: lexer, parser and printer (see docs/text-format.md).

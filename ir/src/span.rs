@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A byte range in the source text. Spans never affect equality of IR: two
 /// programs that differ only in where they came from are the same program.
-#[derive(Clone, Copy, Debug, Default, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, Eq)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -14,6 +14,11 @@ impl PartialEq for Span {
     fn eq(&self, _other: &Span) -> bool {
         true
     }
+}
+
+// Consistent with `eq`: every span hashes alike.
+impl std::hash::Hash for Span {
+    fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
 }
 
 impl Span {

@@ -5,6 +5,7 @@
 //!
 //! This crate knows nothing of LLVM, threads or the command line.
 
+pub mod generate;
 pub mod interp;
 pub mod module;
 pub mod ops;

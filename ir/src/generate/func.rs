@@ -1,0 +1,884 @@
+//! Generation of one function: declarations, values in scope, statements
+//! and structured control flow. Instructions are in `insts`, memory
+//! accesses in `memory`.
+
+use super::consts::interesting;
+use super::rng::{pick, when, RngLike};
+use super::{GenConfig, Layout, ATOM_REGION_BYTES, OUT_SLOT_BYTES, SHARED_WARP_BYTES};
+use crate::module::{
+    Block, FuncKind, Function, Inst, Operand, ParamId, Place, PrivateDecl, Stmt, ValueDecl,
+    ValueId, VarDecl, VarId,
+};
+use crate::ops::{BinaryOp, Builtin, CmpOp, Dim, Op};
+use crate::span::Span;
+use crate::types::{Const, Type};
+
+/// What every function being generated may refer to.
+pub(super) struct Env {
+    pub cfg: GenConfig,
+    pub layout: Layout,
+    /// Types of the module parameters.
+    pub params: Vec<Type>,
+    /// The functions generated so far (callable by later ones).
+    pub funcs: Vec<FuncInfo>,
+}
+
+/// A generated function as callers see it.
+#[derive(Clone, Debug)]
+pub(super) struct FuncInfo {
+    pub index: u32,
+    /// Parameter types after the three context parameters.
+    pub params: Vec<Type>,
+    pub results: Vec<Type>,
+    /// Contains `kill` or `ordered`, itself or through a call: may not be
+    /// called from an ordered section.
+    pub reaches_kill_or_ordered: bool,
+    /// Most statements one call can execute (loops and calls multiplied out).
+    pub work: u64,
+}
+
+/// Where the current function may write memory.
+#[derive(Clone, Copy)]
+pub(super) struct MemCtx {
+    /// Byte offset of this invocation's `@out` slot.
+    pub slot: Operand,
+    /// Byte offset of this warp's `@atom` region.
+    pub wreg: Operand,
+    /// Byte offset of this warp's `@shared` region in the current phase.
+    pub sreg: Operand,
+    /// The phase that ended at the last barrier, readable in every warp's
+    /// region (kernel only).
+    pub prev_phase: Option<u32>,
+}
+
+pub(super) struct FnGen<'a, R: RngLike> {
+    pub rng: &'a mut R,
+    pub env: &'a Env,
+    pub f: Function,
+    /// Statements of each open block, innermost last.
+    blocks: Vec<Vec<Stmt>>,
+    /// Values defined in each open block, innermost last.
+    scopes: Vec<Vec<(ValueId, Type)>>,
+    /// Variables that random instructions may assign (loop counters are
+    /// not among them).
+    pub free_vars: Vec<VarId>,
+    /// Statements left to generate in this function.
+    budget: usize,
+    /// Open blocks below the function body.
+    pub depth: usize,
+    /// Loops around the current point inside the current ordered section
+    /// (or the function if there is none): what `break` may leave.
+    loops_in_section: usize,
+    pub in_ordered: bool,
+    pub is_kernel: bool,
+    pub mem: MemCtx,
+    /// The kernel's per-phase shared regions and barrier count.
+    sreg_by_phase: Option<[ValueId; 2]>,
+    phase: u32,
+    /// `lane_id`, if computed at the top level.
+    pub lane: Option<ValueId>,
+    /// `lane_id << 5`: this lane's 32 bytes in a shared region.
+    pub lane_shared: Option<ValueId>,
+    /// Records written so far (each goes to its own place in the slot).
+    pub records: u32,
+    pub reaches_kill_or_ordered: bool,
+    /// Most statements executed so far by one invocation, if every loop
+    /// ran its most trips: bounds the run time of calls inside loops.
+    work: u64,
+    /// Most trips of all enclosing loops together.
+    multiplier: u64,
+}
+
+/// Loops may nest only while the product of their trip counts stays below this.
+const MAX_MULTIPLIER: u64 = 1000;
+
+pub(super) fn gen_function<R: RngLike>(
+    rng: &mut R,
+    env: &Env,
+    index: usize,
+) -> (Function, FuncInfo) {
+    let features = env.cfg.features;
+    let types = value_types(&env.cfg);
+    let param_count = rng.below(3) as usize;
+    let param_types: Vec<Type> = (0..param_count).map(|_| *pick(rng, &types)).collect();
+    let result_count = rng.below(3) as usize;
+    let results: Vec<Type> = (0..result_count).map(|_| *pick(rng, &types)).collect();
+    let mut f = empty_function(format!("f{index}"), FuncKind::Function, results.clone());
+    let mut ctx = Vec::new();
+    for name in ["slot", "wreg", "sreg"] {
+        let id = declare(&mut f, name.to_string(), Type::I32);
+        f.params.push(id);
+        ctx.push(Operand::Value(id));
+    }
+    for (i, t) in param_types.iter().enumerate() {
+        let id = declare(&mut f, format!("a{i}"), *t);
+        f.params.push(id);
+    }
+    let mem = MemCtx {
+        slot: ctx[0],
+        wreg: ctx[1],
+        sreg: ctx[2],
+        prev_phase: None,
+    };
+    let budget = (env.cfg.max_stmts / 2).max(1);
+    let mut g = FnGen::new(rng, env, f, mem, budget, false);
+    let params: Vec<(ValueId, Type)> =
+        g.f.params
+            .iter()
+            .map(|p| (*p, g.f.values[p.0 as usize].ty))
+            .collect();
+    g.scopes[0].extend(params);
+    g.declare_vars_and_privates();
+    g.top_level();
+    if !results.is_empty() || (features.early_returns && g.rng.chance(30)) {
+        let values = results.iter().map(|t| g.operand(*t)).collect();
+        g.emit(Stmt::Return {
+            values,
+            span: Span::NONE,
+        });
+    }
+    let info = FuncInfo {
+        index: index as u32,
+        params: param_types,
+        results,
+        reaches_kill_or_ordered: g.reaches_kill_or_ordered,
+        work: g.work,
+    };
+    (g.finish(), info)
+}
+
+pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env) -> Function {
+    let layout = &env.layout;
+    let f = empty_function(
+        "main".into(),
+        FuncKind::Kernel {
+            workgroup: Some(layout.workgroup),
+        },
+        Vec::new(),
+    );
+    let placeholder = MemCtx {
+        slot: Operand::Const(Const::i32(0)),
+        wreg: Operand::Const(Const::i32(0)),
+        sreg: Operand::Const(Const::i32(0)),
+        prev_phase: None,
+    };
+    let budget = env.cfg.max_stmts.max(1);
+    let mut g = FnGen::new(rng, env, f, placeholder, budget, true);
+    g.kernel_prologue();
+    g.declare_vars_and_privates();
+    g.top_level();
+    g.epilogue_records();
+    g.finish()
+}
+
+fn empty_function(name: String, kind: FuncKind, results: Vec<Type>) -> Function {
+    Function {
+        name,
+        kind,
+        params: Vec::new(),
+        results,
+        values: Vec::new(),
+        vars: Vec::new(),
+        privates: Vec::new(),
+        body: Block::default(),
+        span: Span::NONE,
+    }
+}
+
+fn declare(f: &mut Function, name: String, ty: Type) -> ValueId {
+    f.values.push(ValueDecl {
+        name,
+        ty,
+        span: Span::NONE,
+    });
+    ValueId(f.values.len() as u32 - 1)
+}
+
+/// The register types programs compute with under `cfg`'s features.
+pub(super) fn value_types(cfg: &GenConfig) -> Vec<Type> {
+    let mut types = vec![Type::Bool, Type::I32];
+    if cfg.features.wide {
+        types.push(Type::I64);
+    }
+    if cfg.features.floats {
+        types.push(Type::F32);
+        if cfg.features.wide {
+            types.push(Type::F64);
+        }
+    }
+    types
+}
+
+impl<'a, R: RngLike> FnGen<'a, R> {
+    fn new(
+        rng: &'a mut R,
+        env: &'a Env,
+        f: Function,
+        mem: MemCtx,
+        budget: usize,
+        is_kernel: bool,
+    ) -> Self {
+        FnGen {
+            rng,
+            env,
+            f,
+            blocks: vec![Vec::new()],
+            scopes: vec![Vec::new()],
+            free_vars: Vec::new(),
+            budget,
+            depth: 0,
+            loops_in_section: 0,
+            in_ordered: false,
+            is_kernel,
+            mem,
+            sreg_by_phase: None,
+            phase: 0,
+            lane: None,
+            lane_shared: None,
+            records: 0,
+            reaches_kill_or_ordered: false,
+            work: 0,
+            multiplier: 1,
+        }
+    }
+
+    fn finish(mut self) -> Function {
+        let body = self
+            .blocks
+            .pop()
+            .expect("the body block stays open until the end");
+        self.f.body = Block { stmts: body };
+        self.f
+    }
+
+    // ---- building blocks ----
+
+    pub fn emit(&mut self, s: Stmt) {
+        self.blocks.last_mut().expect("a block is open").push(s);
+    }
+
+    /// Declares a value; define it by the very next emitted instruction so
+    /// that value numbers follow the text order.
+    pub fn new_value(&mut self, ty: Type) -> ValueId {
+        let name = format!("v{}", self.f.values.len());
+        declare(&mut self.f, name, ty)
+    }
+
+    pub fn inst(&mut self, op: Op, results: Vec<Place>, args: Vec<Operand>) {
+        for r in &results {
+            if let Place::Value(v) = r {
+                let ty = self.f.values[v.0 as usize].ty;
+                self.scopes
+                    .last_mut()
+                    .expect("a scope is open")
+                    .push((*v, ty));
+            }
+        }
+        self.emit(Stmt::Inst(Inst {
+            op,
+            args,
+            results,
+            span: Span::NONE,
+        }));
+    }
+
+    /// Emits `op args` into a new value of type `ty`.
+    pub fn value(&mut self, op: Op, ty: Type, args: Vec<Operand>) -> ValueId {
+        let v = self.new_value(ty);
+        self.inst(op, vec![Place::Value(v)], args);
+        v
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, ty: Type, a: Operand, b: Operand) -> Operand {
+        Operand::Value(self.value(Op::Binary(op), ty, vec![a, b]))
+    }
+
+    /// Where a result of type `ty` goes: usually a new value, sometimes a
+    /// free variable. Call after the operands are generated.
+    pub fn result(&mut self, ty: Type) -> Place {
+        if self.rng.chance(20) {
+            return Place::Var(self.free_var(ty));
+        }
+        Place::Value(self.new_value(ty))
+    }
+
+    /// Places for several results: never the same variable twice.
+    pub fn results(&mut self, types: &[Type]) -> Vec<Place> {
+        let mut places: Vec<Place> = Vec::new();
+        for t in types {
+            let mut p = self.result(*t);
+            if places.contains(&p) {
+                p = Place::Value(self.new_value(*t));
+            }
+            places.push(p);
+        }
+        places
+    }
+
+    /// A free variable of type `ty`, declaring one if there is none or
+    /// sometimes anyway.
+    pub fn free_var(&mut self, ty: Type) -> VarId {
+        let existing: Vec<VarId> = self
+            .free_vars
+            .iter()
+            .copied()
+            .filter(|v| self.f.vars[v.0 as usize].ty == ty)
+            .collect();
+        if existing.is_empty() || (existing.len() < 3 && self.rng.chance(10)) {
+            let v = self.declare_var(ty);
+            self.free_vars.push(v);
+            return v;
+        }
+        *pick(self.rng, &existing)
+    }
+
+    fn declare_var(&mut self, ty: Type) -> VarId {
+        let name = format!("x{}", self.f.vars.len());
+        self.f.vars.push(VarDecl {
+            name,
+            ty,
+            span: Span::NONE,
+        });
+        VarId(self.f.vars.len() as u32 - 1)
+    }
+
+    fn open(&mut self) {
+        self.blocks.push(Vec::new());
+        self.scopes.push(Vec::new());
+        self.depth += 1;
+    }
+
+    fn close(&mut self) -> Block {
+        self.depth -= 1;
+        self.scopes.pop();
+        Block {
+            stmts: self.blocks.pop().expect("opened above"),
+        }
+    }
+
+    // ---- operands ----
+
+    /// Any readable operand of type `ty`: a value in scope, a variable, a
+    /// module parameter or a literal.
+    pub fn operand(&mut self, ty: Type) -> Operand {
+        let roll = self.rng.below(100);
+        if roll < 60 {
+            if let Some(v) = self.visible_of(ty) {
+                return Operand::Value(v);
+            }
+        } else if roll < 72 {
+            let vars: Vec<VarId> = (0..self.f.vars.len() as u32)
+                .map(VarId)
+                .filter(|v| self.f.vars[v.0 as usize].ty == ty)
+                .collect();
+            if !vars.is_empty() {
+                return Operand::Var(*pick(self.rng, &vars));
+            }
+        } else if roll < 78 {
+            let params: Vec<ParamId> = (0..self.env.params.len() as u32)
+                .map(ParamId)
+                .filter(|p| self.env.params[p.0 as usize] == ty)
+                .collect();
+            if !params.is_empty() {
+                return Operand::Param(*pick(self.rng, &params));
+            }
+        }
+        Operand::Const(interesting(self.rng, ty))
+    }
+
+    pub fn visible_of(&mut self, ty: Type) -> Option<ValueId> {
+        let candidates: Vec<ValueId> = self
+            .scopes
+            .iter()
+            .flatten()
+            .filter(|(_, t)| *t == ty)
+            .map(|(v, _)| *v)
+            .collect();
+        if candidates.is_empty() {
+            None
+        } else {
+            Some(*pick(self.rng, &candidates))
+        }
+    }
+
+    /// Values in scope of any type, for records.
+    pub fn any_visible(&mut self) -> Option<(ValueId, Type)> {
+        let all: Vec<(ValueId, Type)> = self.scopes.iter().flatten().copied().collect();
+        if all.is_empty() {
+            None
+        } else {
+            Some(*pick(self.rng, &all))
+        }
+    }
+
+    /// An i32 that usually differs between lanes.
+    pub fn varying_i32(&mut self) -> Operand {
+        match self.rng.below(4) {
+            0 => match self.lane {
+                Some(l) => Operand::Value(l),
+                None => Operand::Value(self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![])),
+            },
+            1 => {
+                let b = *pick(
+                    self.rng,
+                    &[
+                        Builtin::LocalIndex,
+                        Builtin::GlobalId(Dim::X),
+                        Builtin::LocalId(Dim::Y),
+                    ],
+                );
+                Operand::Value(self.value(Op::Builtin(b), Type::I32, vec![]))
+            }
+            _ => match self.visible_of(Type::I32) {
+                Some(v) => Operand::Value(v),
+                None => self.operand(Type::I32),
+            },
+        }
+    }
+
+    /// A `bool` condition, usually divergent.
+    pub fn condition(&mut self) -> Operand {
+        match self.rng.below(10) {
+            0..=3 => {
+                if let Some(v) = self.visible_of(Type::Bool) {
+                    return Operand::Value(v);
+                }
+                self.fresh_condition()
+            }
+            4 => self.operand(Type::Bool),
+            _ => self.fresh_condition(),
+        }
+    }
+
+    fn fresh_condition(&mut self) -> Operand {
+        let x = self.varying_i32();
+        let (op, k) = match self.rng.below(4) {
+            0 => (CmpOp::LtU, self.rng.between(1, 32)),
+            1 => (CmpOp::GeU, self.rng.between(0, 31)),
+            2 => {
+                let bit_mask = Operand::Const(Const::i32(1 << self.rng.below(5)));
+                let bit = self.binary(BinaryOp::And, Type::I32, x, bit_mask);
+                let c = self.value(
+                    Op::Cmp(CmpOp::Ne),
+                    Type::Bool,
+                    vec![bit, Operand::Const(Const::i32(0))],
+                );
+                return Operand::Value(c);
+            }
+            _ => (CmpOp::Eq, self.rng.between(0, 40)),
+        };
+        let c = self.value(
+            Op::Cmp(op),
+            Type::Bool,
+            vec![x, Operand::Const(Const::i32(k as i32))],
+        );
+        Operand::Value(c)
+    }
+
+    // ---- function structure ----
+
+    fn declare_vars_and_privates(&mut self) {
+        let types = value_types(&self.env.cfg);
+        for _ in 0..self.rng.between(1, 3) {
+            let ty = *pick(self.rng, &types);
+            let v = self.declare_var(ty);
+            self.free_vars.push(v);
+        }
+        if self.env.cfg.features.private {
+            for i in 0..self.rng.below(3) {
+                let size = *pick(self.rng, &[4u32, 12, 16, 24, 64, 100, 256]);
+                self.f.privates.push(PrivateDecl {
+                    name: format!("stack{i}"),
+                    size,
+                    span: Span::NONE,
+                });
+            }
+        }
+    }
+
+    /// Fixed start of the kernel: the invocation's slot, its warp's regions.
+    fn kernel_prologue(&mut self) {
+        let layout = self.env.layout.clone();
+        let c = |x: u32| Operand::Const(Const::i32(x as i32));
+        let lane = self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![]);
+        let local = Operand::Value(self.value(Op::Builtin(Builtin::LocalIndex), Type::I32, vec![]));
+        let wx = Operand::Value(self.value(
+            Op::Builtin(Builtin::WorkgroupId(Dim::X)),
+            Type::I32,
+            vec![],
+        ));
+        let wy = Operand::Value(self.value(
+            Op::Builtin(Builtin::WorkgroupId(Dim::Y)),
+            Type::I32,
+            vec![],
+        ));
+        let nx = Operand::Value(self.value(
+            Op::Builtin(Builtin::NumWorkgroups(Dim::X)),
+            Type::I32,
+            vec![],
+        ));
+        let row = self.binary(BinaryOp::Mul, Type::I32, wy, nx);
+        let group = self.binary(BinaryOp::Add, Type::I32, row, wx);
+        let first = self.binary(BinaryOp::Mul, Type::I32, group, c(layout.wg_size));
+        let invocation = self.binary(BinaryOp::Add, Type::I32, first, local);
+        let slot = self.binary(BinaryOp::Mul, Type::I32, invocation, c(OUT_SLOT_BYTES));
+        let warp = self.binary(BinaryOp::ShrU, Type::I32, local, c(5));
+        let warps_before = self.binary(BinaryOp::Mul, Type::I32, group, c(layout.warps_per_wg));
+        let global_warp = self.binary(BinaryOp::Add, Type::I32, warps_before, warp);
+        let wreg = self.binary(BinaryOp::Mul, Type::I32, global_warp, c(ATOM_REGION_BYTES));
+        let sreg0 = self.value(
+            Op::Binary(BinaryOp::Mul),
+            Type::I32,
+            vec![warp, c(SHARED_WARP_BYTES)],
+        );
+        let sreg1 = self.value(
+            Op::Binary(BinaryOp::Add),
+            Type::I32,
+            vec![Operand::Value(sreg0), c(layout.shared_phase_bytes)],
+        );
+        let lane_shared = self.value(
+            Op::Binary(BinaryOp::Shl),
+            Type::I32,
+            vec![Operand::Value(lane), c(5)],
+        );
+        self.lane = Some(lane);
+        self.lane_shared = Some(lane_shared);
+        self.sreg_by_phase = Some([sreg0, sreg1]);
+        self.mem = MemCtx {
+            slot,
+            wreg,
+            sreg: Operand::Value(sreg0),
+            prev_phase: None,
+        };
+    }
+
+    /// Top-level statements until the budget is spent.
+    fn top_level(&mut self) {
+        // Each statement takes one unit of budget, so this ends.
+        while self.budget > 0 {
+            self.statement();
+        }
+    }
+
+    fn epilogue_records(&mut self) {
+        let vars: Vec<VarId> = (0..self.f.vars.len() as u32).map(VarId).collect();
+        for v in vars {
+            let ty = self.f.vars[v.0 as usize].ty;
+            self.record(Operand::Var(v), ty);
+        }
+        for _ in 0..3 {
+            if let Some((v, ty)) = self.any_visible() {
+                self.record(Operand::Value(v), ty);
+            }
+        }
+    }
+
+    /// A block of up to `max_len` statements.
+    fn block_body(&mut self, max_len: u64) {
+        let n = self.rng.between(1, max_len);
+        for _ in 0..n {
+            if self.budget == 0 {
+                break;
+            }
+            self.statement();
+        }
+    }
+
+    /// One statement (possibly compound); takes one unit of budget.
+    fn statement(&mut self) {
+        self.budget = self.budget.saturating_sub(1);
+        self.work = self.work.saturating_add(self.multiplier);
+        let features = self.env.cfg.features;
+        // A loop's exit test nests one level below its body.
+        let max_depth = self.env.cfg.max_depth.min(crate::verify::MAX_NESTING - 3);
+        let nest = self.depth < max_depth;
+        let top_of_kernel = self.is_kernel && self.depth == 0;
+        let callable = self.callable();
+        let weights = [
+            50,                                                      // instruction
+            8,                                                       // record
+            when(self.memory_available(), 14),                       // memory
+            when(features.ifs && nest, 10),                          // if
+            when(features.loops && nest && self.loop_fits(), 5),     // loop
+            when(features.ordered && nest && !self.in_ordered, 2),   // ordered
+            when(features.barriers && top_of_kernel, 2),             // barrier
+            when(!callable.is_empty(), 5),                           // call
+            when(features.ifs && nest && self.exits_available(), 4), // exit
+            when(features.demote, 1),                                // demote
+            5,                                                       // assign a variable
+        ];
+        match self.rng.weighted(&weights) {
+            0 => self.instruction(),
+            1 => {
+                if let Some((v, ty)) = self.any_visible() {
+                    self.record(Operand::Value(v), ty);
+                }
+            }
+            2 => self.memory_access(),
+            3 => self.if_else(),
+            4 => self.counted_loop(),
+            5 => self.ordered_section(),
+            6 => self.barrier(),
+            7 => self.call(&callable),
+            8 => {
+                // `if %c { ...; exit }`
+                let cond = self.condition();
+                self.open();
+                self.block_body(2);
+                self.exit();
+                let then_body = self.close();
+                self.emit_if(cond, then_body, Block::default());
+            }
+            9 => {
+                if !nest || self.rng.chance(50) {
+                    self.inst(Op::Demote, vec![], vec![]);
+                } else {
+                    let cond = self.condition();
+                    self.open();
+                    self.inst(Op::Demote, vec![], vec![]);
+                    let then_body = self.close();
+                    self.emit_if(cond, then_body, Block::default());
+                }
+            }
+            _ => {
+                let types = value_types(&self.env.cfg);
+                let ty = *pick(self.rng, &types);
+                let a = self.operand(ty);
+                let v = self.free_var(ty);
+                self.inst(Op::Mov, vec![Place::Var(v)], vec![a]);
+            }
+        }
+    }
+
+    fn emit_if(&mut self, cond: Operand, then_body: Block, else_body: Block) {
+        self.emit(Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            span: Span::NONE,
+        });
+    }
+
+    fn if_else(&mut self) {
+        let cond = self.condition();
+        self.open();
+        self.block_body(4);
+        if self.exits_available() && self.rng.chance(15) {
+            self.exit();
+        }
+        let then_body = self.close();
+        self.open();
+        if self.rng.chance(50) {
+            self.block_body(3);
+            if self.exits_available() && self.rng.chance(10) {
+                self.exit();
+            }
+        }
+        let else_body = self.close();
+        self.emit_if(cond, then_body, else_body);
+    }
+
+    /// ```text
+    /// $n = mov 0
+    /// %bound = <lane-dependent, 0..=max_loop_trips>
+    /// loop {
+    ///   %next = add $n, 1
+    ///   $n = mov %next
+    ///   %done = cmp.gt.u %next, %bound     // or cmp.le.u with break in else
+    ///   if %done { break }
+    ///   <body>
+    /// }
+    /// ```
+    fn counted_loop(&mut self) {
+        let counter = self.declare_var(Type::I32);
+        let zero = Operand::Const(Const::i32(0));
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![zero]);
+        let bound = self.trip_bound();
+        self.open();
+        self.loops_in_section += 1;
+        let outer_multiplier = self.multiplier;
+        self.multiplier = self
+            .multiplier
+            .saturating_mul(u64::from(self.env.cfg.max_loop_trips) + 1);
+        let next = self.binary(
+            BinaryOp::Add,
+            Type::I32,
+            Operand::Var(counter),
+            Operand::Const(Const::i32(1)),
+        );
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+        let exit_in_then = self.rng.chance(70);
+        let cmp = if exit_in_then { CmpOp::GtU } else { CmpOp::LeU };
+        let test = self.value(Op::Cmp(cmp), Type::Bool, vec![next, bound]);
+        self.open();
+        if exit_in_then {
+            self.emit(Stmt::Break { span: Span::NONE });
+        }
+        let then_body = self.close();
+        self.open();
+        if !exit_in_then {
+            self.emit(Stmt::Break { span: Span::NONE });
+        }
+        let else_body = self.close();
+        self.emit_if(Operand::Value(test), then_body, else_body);
+        self.block_body(5);
+        self.multiplier = outer_multiplier;
+        self.loops_in_section -= 1;
+        let body = self.close();
+        self.emit(Stmt::Loop {
+            body,
+            span: Span::NONE,
+        });
+    }
+
+    /// An i32 in `0..=max_loop_trips`, usually different between lanes.
+    fn trip_bound(&mut self) -> Operand {
+        let max = self.env.cfg.max_loop_trips;
+        let c = |x: u32| Operand::Const(Const::i32(x as i32));
+        match self.rng.below(4) {
+            0 => c(self.rng.between(0, u64::from(max)) as u32),
+            1 => {
+                let x = self.varying_i32();
+                self.binary(
+                    BinaryOp::RemU,
+                    Type::I32,
+                    x,
+                    c(max.saturating_add(1).max(1)),
+                )
+            }
+            2 => {
+                let x = self.varying_i32();
+                self.binary(BinaryOp::MinU, Type::I32, x, c(max))
+            }
+            _ => {
+                // (x & mask) stays below the next power of two; clamp with min.u.
+                let x = self.varying_i32();
+                let mask = max.max(1).next_power_of_two() - 1;
+                let low = self.binary(BinaryOp::And, Type::I32, x, c(mask));
+                self.binary(BinaryOp::MinU, Type::I32, low, c(max))
+            }
+        }
+    }
+
+    fn ordered_section(&mut self) {
+        let key = match self.rng.below(5) {
+            0 => {
+                let x = self.varying_i32();
+                self.binary(BinaryOp::And, Type::I32, x, Operand::Const(Const::i32(3)))
+            }
+            1 => {
+                let x = self.varying_i32();
+                self.binary(BinaryOp::ShrU, Type::I32, x, Operand::Const(Const::i32(3)))
+            }
+            2 => self.varying_i32(),
+            3 => self.condition(),
+            _ => {
+                let types = value_types(&self.env.cfg);
+                let ty = *pick(self.rng, &types);
+                self.operand(ty)
+            }
+        };
+        self.reaches_kill_or_ordered = true;
+        let saved = (self.in_ordered, self.loops_in_section);
+        self.in_ordered = true;
+        self.loops_in_section = 0;
+        self.open();
+        self.block_body(4);
+        let body = self.close();
+        (self.in_ordered, self.loops_in_section) = saved;
+        self.emit(Stmt::Ordered {
+            key,
+            body,
+            span: Span::NONE,
+        });
+    }
+
+    /// Kernel top level only: every warp that has not finished gets here.
+    fn barrier(&mut self) {
+        self.inst(Op::Barrier, vec![], vec![]);
+        if let Some(regions) = self.sreg_by_phase {
+            self.mem.prev_phase = Some(self.phase);
+            self.phase += 1;
+            self.mem.sreg = Operand::Value(regions[(self.phase % 2) as usize]);
+        }
+    }
+
+    fn exits_available(&self) -> bool {
+        let features = self.env.cfg.features;
+        self.loops_in_section > 0 || (!self.in_ordered && (features.early_returns || features.kill))
+    }
+
+    /// An unconditional `break`, `continue`, `return` or `kill`, as allowed here.
+    fn exit(&mut self) {
+        let features = self.env.cfg.features;
+        let in_loop = self.loops_in_section > 0;
+        let may_leave = !self.in_ordered;
+        let weights = [
+            when(in_loop, 4),                             // break
+            when(in_loop, 3),                             // continue
+            when(may_leave && features.early_returns, 2), // return
+            when(may_leave && features.kill, 1),          // kill
+        ];
+        if weights.iter().all(|w| *w == 0) {
+            return;
+        }
+        let s = match self.rng.weighted(&weights) {
+            0 => Stmt::Break { span: Span::NONE },
+            1 => Stmt::Continue { span: Span::NONE },
+            2 => {
+                let results = self.f.results.clone();
+                let values = results.iter().map(|t| self.operand(*t)).collect();
+                Stmt::Return {
+                    values,
+                    span: Span::NONE,
+                }
+            }
+            _ => {
+                self.reaches_kill_or_ordered = true;
+                Stmt::Kill { span: Span::NONE }
+            }
+        };
+        self.emit(s);
+    }
+
+    fn loop_fits(&self) -> bool {
+        let trips = u64::from(self.env.cfg.max_loop_trips) + 1;
+        self.multiplier.saturating_mul(trips) <= MAX_MULTIPLIER
+    }
+
+    /// Functions callable here: within the work bound, and none reaching
+    /// `kill` or `ordered` inside an ordered section.
+    fn callable(&self) -> Vec<FuncInfo> {
+        if !self.env.cfg.features.calls {
+            return Vec::new();
+        }
+        self.env
+            .funcs
+            .iter()
+            .filter(|f| !(self.in_ordered && f.reaches_kill_or_ordered))
+            .filter(|f| {
+                let total = self
+                    .work
+                    .saturating_add(self.multiplier.saturating_mul(f.work));
+                total <= self.env.cfg.max_work
+            })
+            .cloned()
+            .collect()
+    }
+
+    fn call(&mut self, callable: &[FuncInfo]) {
+        let callee = pick(self.rng, callable).clone();
+        let mut args = vec![self.mem.slot, self.mem.wreg, self.mem.sreg];
+        for t in &callee.params {
+            args.push(self.operand(*t));
+        }
+        let results = self.results(&callee.results);
+        if callee.reaches_kill_or_ordered {
+            self.reaches_kill_or_ordered = true;
+        }
+        self.work = self
+            .work
+            .saturating_add(self.multiplier.saturating_mul(callee.work));
+        self.inst(Op::Call(callee.index), results, args);
+    }
+}

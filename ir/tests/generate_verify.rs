@@ -1,0 +1,283 @@
+//! Generated programs: every one verifies, generation is deterministic, and
+//! every feature switch and source of randomness works.
+
+use warpjit_ir::generate::{
+    generate, generate_case, ByteRng, Features, GenConfig, RngLike, SplitMix64, ATOM_BINDING,
+    IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES,
+};
+use warpjit_ir::verify::verify;
+use warpjit_ir::*;
+
+#[track_caller]
+fn assert_verifies(m: &Module, what: &str) {
+    let errors = verify(m);
+    assert!(
+        errors.is_empty(),
+        "{what}: {:#?}",
+        &errors[..errors.len().min(5)]
+    );
+}
+
+#[test]
+fn six_hundred_seeds_verify() {
+    let cfg = GenConfig::default();
+    for seed in 0..600 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        assert_verifies(&m, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn large_and_deep_programs_verify() {
+    let cfg = GenConfig {
+        max_stmts: 400,
+        max_depth: 8,
+        max_functions: 6,
+        max_loop_trips: 6,
+        ..GenConfig::default()
+    };
+    for seed in 0..40 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        assert_verifies(&m, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn same_seed_same_program() {
+    let cfg = GenConfig::default();
+    let a = generate_case(&mut SplitMix64::new(42), &cfg);
+    let b = generate_case(&mut SplitMix64::new(42), &cfg);
+    let c = generate_case(&mut SplitMix64::new(43), &cfg);
+    assert_eq!(a, b);
+    assert_ne!(a.module, c.module);
+}
+
+#[test]
+fn split_mix_64_reference_values() {
+    // First outputs of SplitMix64 seeded with 0 (the published reference
+    // sequence, e.g. in Vigna's splitmix64.c test vectors).
+    let mut rng = SplitMix64::new(0);
+    assert_eq!(rng.next_u64(), 0xe220_a839_7b1d_cdaf);
+    assert_eq!(rng.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    assert_eq!(rng.next_u64(), 0x06c4_5d18_8009_454f);
+}
+
+#[test]
+fn every_feature_switch_alone_off_and_alone_on() {
+    let all = Features::all();
+    let none = Features::none();
+    let flips: Vec<fn(&mut Features, bool)> = vec![
+        |f, v| f.floats = v,
+        |f, v| f.wide = v,
+        |f, v| f.narrow = v,
+        |f, v| f.ifs = v,
+        |f, v| f.loops = v,
+        |f, v| f.calls = v,
+        |f, v| f.early_returns = v,
+        |f, v| f.kill = v,
+        |f, v| f.demote = v,
+        |f, v| f.ordered = v,
+        |f, v| f.barriers = v,
+        |f, v| f.buffers = v,
+        |f, v| f.out_of_bounds = v,
+        |f, v| f.atomics = v,
+        |f, v| f.shared = v,
+        |f, v| f.private = v,
+        |f, v| f.votes = v,
+        |f, v| f.shuffles = v,
+        |f, v| f.quads = v,
+        |f, v| f.machine_ids = v,
+    ];
+    for (i, flip) in flips.iter().enumerate() {
+        for (base, value) in [(all, false), (none, true)] {
+            let mut features = base;
+            flip(&mut features, value);
+            let cfg = GenConfig {
+                features,
+                ..GenConfig::default()
+            };
+            for seed in 0..15 {
+                let m = generate(&mut SplitMix64::new(seed * 31 + i as u64), &cfg);
+                assert_verifies(&m, &format!("switch {i} = {value}, seed {seed}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn switches_remove_their_constructs() {
+    let mut features = Features::all();
+    features.floats = false;
+    features.loops = false;
+    features.barriers = false;
+    features.shared = false;
+    features.calls = false;
+    let cfg = GenConfig {
+        features,
+        ..GenConfig::default()
+    };
+    for seed in 0..50 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        assert!(m.shared.is_empty());
+        assert_eq!(m.functions.len(), 1, "only the kernel");
+        let f = &m.functions[0];
+        assert!(f.values.iter().all(|v| !v.ty.is_float()));
+        assert!(f.vars.iter().all(|v| !v.ty.is_float()));
+        walk_block(&f.body, &mut |s| {
+            assert!(!matches!(s, Stmt::Loop { .. }));
+            if let Stmt::Inst(i) = s {
+                assert!(!matches!(i.op, Op::Barrier | Op::Call(_)));
+            }
+        });
+    }
+}
+
+#[test]
+fn fuzzer_bytes_drive_the_generator() {
+    let cfg = GenConfig::default();
+    // Exhausted input: every later choice is the first option.
+    assert_verifies(&generate(&mut ByteRng::new(&[]), &cfg), "empty input");
+    assert_verifies(&generate(&mut ByteRng::new(&[0xff; 64]), &cfg), "all ones");
+    let mut source = SplitMix64::new(7);
+    for len in [1usize, 7, 100, 1000, 5000] {
+        let bytes: Vec<u8> = (0..len).map(|_| source.next_u64() as u8).collect();
+        assert_verifies(
+            &generate(&mut ByteRng::new(&bytes), &cfg),
+            &format!("{len} bytes"),
+        );
+    }
+}
+
+#[test]
+fn case_describes_the_launch() {
+    let cfg = GenConfig::default();
+    for seed in 0..100 {
+        let case = generate_case(&mut SplitMix64::new(seed), &cfg);
+        let m = &case.module;
+        let kernel = m.functions.last().expect("the kernel comes last");
+        assert_eq!(kernel.name, "main");
+        assert_eq!(
+            kernel.kind,
+            FuncKind::Kernel {
+                workgroup: Some(case.workgroup)
+            }
+        );
+        let invocations: u32 =
+            case.workgroup.iter().product::<u32>() * case.grid.iter().product::<u32>();
+        assert!(case.workgroup.iter().product::<u32>() <= cfg.max_workgroup);
+        assert!(case.grid.iter().product::<u32>() <= cfg.max_workgroups);
+        assert_eq!(case.grid[2], 1);
+        assert_eq!(
+            case.buffer_sizes[OUT_BINDING as usize],
+            (invocations * OUT_SLOT_BYTES) as usize
+        );
+        assert!(case.buffer_sizes[IN_BINDING as usize] > 0);
+        assert!(case.buffer_sizes[ATOM_BINDING as usize] > 0);
+        assert_eq!(case.buffer_data.len(), 3);
+        for (size, data) in case.buffer_sizes.iter().zip(&case.buffer_data) {
+            assert_eq!(*size, data.len());
+        }
+        assert_eq!(case.params.len(), m.params.len());
+        for (bits, p) in case.params.iter().zip(&m.params) {
+            assert_eq!(bits & !p.ty.bit_mask(), 0, "parameter bits fit {}", p.ty);
+        }
+        let bindings: Vec<u32> = m.buffers.iter().map(|b| b.binding).collect();
+        assert_eq!(bindings, [OUT_BINDING, IN_BINDING, ATOM_BINDING]);
+    }
+}
+
+/// Whether `bound` is provably at most `max`: a literal, or the result of
+/// `rem.u x, max + 1` or `min.u x, max`.
+fn bound_at_most(f: &Function, bound: &Operand, max: u32) -> bool {
+    let limit = |o: &Operand, k: u32| matches!(o, Operand::Const(c) if c.ty == Type::I32 && c.bits <= u64::from(k));
+    match bound {
+        Operand::Const(_) => limit(bound, max),
+        Operand::Value(v) => {
+            let mut ok = false;
+            walk_block(&f.body, &mut |s| {
+                if let Stmt::Inst(i) = s {
+                    if i.results.first() == Some(&Place::Value(*v)) {
+                        ok = match i.op {
+                            Op::Binary(BinaryOp::RemU) => limit(&i.args[1], max + 1),
+                            Op::Binary(BinaryOp::MinU) => limit(&i.args[1], max),
+                            _ => false,
+                        };
+                    }
+                }
+            });
+            ok
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
+    // Termination by construction: every loop starts by incrementing a
+    // variable that nothing else in the function assigns, and then leaves
+    // when it passes a bound; calls go only to lower-numbered functions.
+    let cfg = GenConfig {
+        max_stmts: 200,
+        ..GenConfig::default()
+    };
+    for seed in 0..100 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        for (fi, f) in m.functions.iter().enumerate() {
+            let mut assigned: Vec<u32> = vec![0; f.vars.len()];
+            walk_block(&f.body, &mut |s| {
+                if let Stmt::Inst(i) = s {
+                    for r in &i.results {
+                        if let Place::Var(v) = r {
+                            assigned[v.0 as usize] += 1;
+                        }
+                    }
+                    if let Op::Call(callee) = i.op {
+                        assert!(
+                            (callee as usize) < fi,
+                            "seed {seed}: @{} calls a later function",
+                            f.name
+                        );
+                    }
+                }
+            });
+            walk_block(&f.body, &mut |s| {
+                let Stmt::Loop { body, .. } = s else { return };
+                let [Stmt::Inst(inc), Stmt::Inst(set), Stmt::Inst(test), Stmt::If {
+                    cond,
+                    then_body,
+                    else_body,
+                    ..
+                }, ..] = body.stmts.as_slice()
+                else {
+                    panic!("seed {seed}: loop without the counting prologue");
+                };
+                let Operand::Var(counter) = inc.args[0] else {
+                    panic!("counter is a variable")
+                };
+                assert_eq!(inc.op, Op::Binary(BinaryOp::Add));
+                assert_eq!(inc.args[1], Operand::Const(Const::i32(1)));
+                assert_eq!(set.results, vec![Place::Var(counter)]);
+                assert!(matches!(test.op, Op::Cmp(CmpOp::GtU) | Op::Cmp(CmpOp::LeU)));
+                assert!(
+                    bound_at_most(f, &test.args[1], cfg.max_loop_trips),
+                    "seed {seed}: unbounded loop"
+                );
+                assert_eq!(
+                    *cond,
+                    Operand::Value(match test.results[0] {
+                        Place::Value(v) => v,
+                        Place::Var(_) => panic!("test result is a value"),
+                    })
+                );
+                let exit = if test.op == Op::Cmp(CmpOp::GtU) {
+                    then_body
+                } else {
+                    else_body
+                };
+                assert!(matches!(exit.stmts.as_slice(), [Stmt::Break { .. }]));
+                // Reset before the loop and incremented in it: nothing else.
+                assert_eq!(assigned[counter.0 as usize], 2, "seed {seed}");
+            });
+        }
+    }
+}

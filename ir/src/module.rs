@@ -66,15 +66,27 @@ pub enum Stmt {
         span: Span,
     },
     /// Repeats `body` while any lane is still in the loop.
-    Loop { body: Block, span: Span },
+    Loop {
+        body: Block,
+        span: Span,
+    },
     /// The active lanes leave the innermost loop.
-    Break { span: Span },
+    Break {
+        span: Span,
+    },
     /// The active lanes skip to the next iteration of the innermost loop.
-    Continue { span: Span },
+    Continue {
+        span: Span,
+    },
     /// The active lanes leave the function with these results.
-    Return { values: Vec<Operand>, span: Span },
+    Return {
+        values: Vec<Operand>,
+        span: Span,
+    },
     /// The active lanes end their invocation.
-    Kill { span: Span },
+    Kill {
+        span: Span,
+    },
     /// Ordered section: lanes with equal `key` run `body` one after
     /// another in lane order; lanes with distinct keys run it together.
     Ordered {
@@ -129,7 +141,9 @@ pub struct PrivateDecl {
 #[derive(Clone, Debug, PartialEq)]
 pub enum FuncKind {
     /// An entry point; `workgroup` is the default workgroup size for launches.
-    Kernel { workgroup: Option<[u32; 3]> },
+    Kernel {
+        workgroup: Option<[u32; 3]>,
+    },
     Function,
 }
 

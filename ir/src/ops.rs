@@ -520,7 +520,9 @@ pub enum Op {
     Fma,
     Cmp(CmpOp),
     /// `bfe.s/.u %value, %offset, %bits` (GLSL bitfieldExtract order).
-    Bfe { signed: bool },
+    Bfe {
+        signed: bool,
+    },
     /// `bfi %base, %insert, %offset, %bits` (GLSL bitfieldInsert order).
     Bfi,
     /// `cvt.DST.SRC[.round|.ceil|.flr|.trunc] %x`.
@@ -541,7 +543,10 @@ pub enum Op {
     /// ballotThreadNV(bool).
     Ballot,
     /// SASS VOTE: `%r[, %ballot] = vote.OP %pred[, guard %g]`.
-    Vote { op: VoteOp, guarded: bool },
+    Vote {
+        op: VoteOp,
+        guarded: bool,
+    },
     /// TGALL/TGANY/TGEQ (result of the operand's type) and TGBALLOT (i32).
     Tg(TgOp),
     /// `%v[, %valid] = shuffle.MODE %data, %index, width %w | mask %m`.
@@ -552,13 +557,22 @@ pub enum Op {
     /// `quad.N %v[, %add]`.
     Quad(QuadSel),
     /// `ddx.fine`, `ddx.coarse`, `ddy.fine`, `ddy.coarse`.
-    Deriv { axis: Axis, fine: bool },
+    Deriv {
+        axis: Axis,
+        fine: bool,
+    },
     /// Turn the active lanes into helper lanes (NVIDIA's discard).
     Demote,
     /// `load.FMT @mem, %addr`.
-    Load { mem: MemRef, format: MemFormat },
+    Load {
+        mem: MemRef,
+        format: MemFormat,
+    },
     /// `store.FMT @mem, %addr, %v...`.
-    Store { mem: MemRef, format: MemFormat },
+    Store {
+        mem: MemRef,
+        format: MemFormat,
+    },
     /// `atom.OP.FMT @mem, %addr, %v[, %new]`.
     Atom {
         mem: MemRef,
@@ -654,6 +668,35 @@ impl Signature {
     }
 }
 
+impl Signature {
+    /// The type variable `T` as the text format infers it: from the first
+    /// operand in a `T` slot whose type is known (`operand_types[i]` is
+    /// `None` for a bare literal), else from a variable assigned from a `T`
+    /// result (`var_results[i]`), else from an exact type class.
+    pub fn infer_t(
+        &self,
+        operand_types: &[Option<Type>],
+        var_results: &[Option<Type>],
+    ) -> Option<Type> {
+        let in_t_slot = |i: usize, slots: &[Slot]| slots.get(i) == Some(&Slot::T);
+        let from_operand = operand_types
+            .iter()
+            .enumerate()
+            .find_map(|(i, t)| t.filter(|_| in_t_slot(i, &self.operands)));
+        let from_var = || {
+            var_results
+                .iter()
+                .enumerate()
+                .find_map(|(i, t)| t.filter(|_| in_t_slot(i, &self.results)))
+        };
+        let exact = || match self.t_class {
+            TypeClass::Exact(ty) => Some(ty),
+            _ => None,
+        };
+        from_operand.or_else(from_var).or_else(exact)
+    }
+}
+
 /// A callee's parameter and result types, for typing `call`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FuncSig {
@@ -676,8 +719,8 @@ impl Op {
                 match u {
                     Neg | Abs => Signature::new(vec![T], vec![T], C::Num),
                     Not => Signature::new(vec![T], vec![T], C::IntOrBool),
-                    Floor | Ceil | Round | Trunc | Fract | Sqrt | Rsq | Rcp | Exp2 | Log2
-                    | Sin | Cos => Signature::new(vec![T], vec![T], C::Float),
+                    Floor | Ceil | Round | Trunc | Fract | Sqrt | Rsq | Rcp | Exp2 | Log2 | Sin
+                    | Cos => Signature::new(vec![T], vec![T], C::Float),
                     IsNan => Signature::new(vec![T], vec![bool_], C::Float),
                     Bfr => Signature::new(vec![T], vec![T], C::Int),
                     Btc | Btfl | BtfmS | BtfmU => Signature::new(vec![T], vec![i32_], C::Int),

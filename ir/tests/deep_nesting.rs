@@ -7,7 +7,8 @@ use warpjit_ir::text::{parse, print, MAX_NESTING};
 use warpjit_ir::verify::VerifiedModule;
 
 fn deep_program(depth: usize) -> String {
-    let mut src = String::from("buffer @out[0]: u32\nkernel @main {\n  var $n: i32\n  %lane = lane_id\n");
+    let mut src =
+        String::from("buffer @out[0]: u32\nkernel @main {\n  var $n: i32\n  %lane = lane_id\n");
     for _ in 1..depth {
         src.push_str("if true {\n$n = add $n, 1\n");
     }

@@ -8,7 +8,7 @@
 use super::literal::format_const;
 use super::resolve::bare_type;
 use crate::module::*;
-use crate::ops::{FuncSig, Op, ShuffleForm, Signature, Slot, TypeClass};
+use crate::ops::{FuncSig, Op, ShuffleForm, Signature, Slot};
 use crate::types::Type;
 use std::fmt::Write;
 
@@ -354,24 +354,14 @@ fn literal_suffixes(
     let t_slots: Vec<usize> = (0..args.len())
         .filter(|i| sig.operands.get(*i) == Some(&Slot::T))
         .collect();
-    let from_operand = t_slots.iter().find_map(|&i| match args[i] {
-        ArgKind::SelfTyped(ty) => Some(ty),
-        ArgKind::Literal(_) => None,
-    });
-    let from_var = || {
-        var_results
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| match (sig.results.get(i), v) {
-                (Some(Slot::T), Some(ty)) => Some(*ty),
-                _ => None,
-            })
-    };
-    let exact = || match sig.t_class {
-        TypeClass::Exact(ty) => Some(ty),
-        _ => None,
-    };
-    let context = from_operand.or_else(from_var).or_else(exact);
+    let known: Vec<Option<Type>> = args
+        .iter()
+        .map(|a| match a {
+            ArgKind::SelfTyped(ty) => Some(*ty),
+            ArgKind::Literal(_) => None,
+        })
+        .collect();
+    let context = sig.infer_t(&known, var_results);
     // With the literals that differ from the context suffixed, the first
     // operand that is not a bare literal must still have the context's type.
     let consistent = context.filter(|&t| {

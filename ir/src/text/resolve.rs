@@ -528,27 +528,14 @@ impl<'s, 'm> FuncBuilder<'s, 'm> {
 /// is not a bare literal, else from a variable assigned from a `T` result,
 /// else from a class of exactly one type.
 fn infer_t(sig: &Signature, args: &[Arg<'_>], var_results: &[Option<Type>]) -> Option<Type> {
-    let from_operand = args
+    let known: Vec<Option<Type>> = args
         .iter()
-        .enumerate()
-        .find_map(|(i, a)| match (sig.operands.get(i), a) {
-            (Some(Slot::T), Arg::Known(_, ty)) => Some(*ty),
+        .map(|a| match a {
+            Arg::Known(_, ty) => Some(*ty),
             _ => None,
-        });
-    let from_var = || {
-        var_results
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| match (sig.results.get(i), v) {
-                (Some(Slot::T), Some(ty)) => Some(*ty),
-                _ => None,
-            })
-    };
-    let exact = || match sig.t_class {
-        TypeClass::Exact(ty) => Some(ty),
-        _ => None,
-    };
-    from_operand.or_else(from_var).or_else(exact)
+        })
+        .collect();
+    sig.infer_t(&known, var_results)
 }
 
 /// The type a bare literal (or a new value) in `slot` takes when `T` is `t`.

@@ -1,0 +1,164 @@
+//! The `warpjit` command line: `check`, `fmt` and `run`.
+//!
+//! Every failure ends in a non-zero exit and one `error:` line on stderr
+//! (diagnostics in program text add their caret rendering above it).
+
+// Output goes through these instead of `print!`, which panics when the
+// reader has gone away (`warpjit run ... | head`); a closed pipe just ends
+// the output.
+macro_rules! out_text {
+    ($($arg:tt)*) => { $crate::cli::write_all(&mut std::io::stdout(), &format!($($arg)*)) };
+}
+macro_rules! out_line {
+    ($($arg:tt)*) => { $crate::cli::write_all(&mut std::io::stdout(), &format!("{}\n", format!($($arg)*))) };
+}
+macro_rules! err_text {
+    ($($arg:tt)*) => { $crate::cli::write_all(&mut std::io::stderr(), &format!($($arg)*)) };
+}
+macro_rules! err_line {
+    ($($arg:tt)*) => { $crate::cli::write_all(&mut std::io::stderr(), &format!("{}\n", format!($($arg)*))) };
+}
+
+fn write_all(stream: &mut dyn std::io::Write, text: &str) {
+    let _ = stream
+        .write_all(text.as_bytes())
+        .and_then(|()| stream.flush());
+}
+
+mod check;
+mod fmt;
+mod run;
+
+use clap::{ArgAction, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "warpjit",
+    version,
+    about = "Run GPU-style warp programs on the CPU",
+    args_override_self = true
+)]
+struct Cli {
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG
+    /// takes precedence when set.
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse and verify .warp files and report every error.
+    Check(check::CheckArgs),
+    /// Print a .warp file in canonical form (or check or rewrite it).
+    Fmt(fmt::FmtArgs),
+    /// Run a kernel of a .warp file (defaults from its `//! run:` lines).
+    Run(run::RunArgs),
+}
+
+/// Exit status of a command that failed because of its input.
+const EXIT_FAILURE: u8 = 1;
+/// Exit status of a command line clap rejected.
+const EXIT_USAGE: u8 = 2;
+
+/// Runs the command line of this process.
+pub fn main() -> ExitCode {
+    main_with_args(std::env::args_os())
+}
+
+/// Runs `args` (the first word is the program name).
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(EXIT_USAGE);
+        }
+        Err(e) => {
+            err_line!("error: {}", crate::run::options::one_line_clap_error(&e));
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    init_logging(cli.verbose);
+    let result = match cli.command {
+        Command::Check(args) => check::check(&args),
+        Command::Fmt(args) => fmt::fmt(&args),
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Reported) => ExitCode::from(EXIT_FAILURE),
+        Err(Failure::Message(message)) => {
+            err_line!("error: {message}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Why a command failed.
+enum Failure {
+    /// Already explained on stderr (diagnostics and their summary line).
+    Reported,
+    /// One line to print after `error: `.
+    Message(String),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::Message(message)
+    }
+}
+
+type CommandResult = Result<(), Failure>;
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.is_empty() => EnvFilter::new(spec),
+        _ => EnvFilter::new(match verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }),
+    };
+    // A second initialisation (tests calling main_with_args twice) is harmless.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .without_time()
+        .try_init();
+}
+
+/// Largest source file read (the parser's own limit).
+const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// Reads a `.warp` file as text; the error names the file.
+fn read_source(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let metadata = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if metadata.is_dir() {
+        return Err(format!("{shown} is a directory, not a .warp file"));
+    }
+    if metadata.len() > MAX_SOURCE_BYTES {
+        return Err(format!("{shown} is larger than 64 MiB"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, col) = warpjit_ir::span::line_col(
+            &String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]),
+            usize::MAX,
+        );
+        format!("{shown}:{line}:{col}: not UTF-8 text")
+    })
+}

@@ -1,0 +1,239 @@
+//! `warpjit check` and `warpjit fmt` end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn warpjit(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_warpjit"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the warpjit binary starts");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked") && run.code != 101,
+        "warpjit {args:?} panicked:\n{}",
+        run.stderr
+    );
+    run
+}
+
+fn scratch(test: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpjit-cli-check-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write test file");
+    }
+    dir
+}
+
+const GOOD: &str = "\
+param %n: i32
+buffer @data[0]: f32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %in = cmp.lt.u %i, %n
+  if %in {
+    %addr = shl %i, 2
+    %x = load.f32 @data, %addr
+    %y = mul %x, %x
+    store.f32 @data, %addr, %y
+  }
+}
+";
+
+/// Line 5 adds an f32 to an i32; line 7 stores an i32 as f32.
+const BAD: &str = "\
+buffer @data[0]: f32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %y = add %i, 1.5:f32
+  %addr = shl %i, 2
+  store.f32 @data, %addr, %i
+}
+";
+
+#[test]
+fn check_accepts_a_valid_file() {
+    let dir = scratch("good", &[("good.warp", GOOD)]);
+    let run = warpjit(&dir, &["check", "good.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("ok: good.warp (1 kernel"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn check_reports_every_error_with_file_line_col_and_caret() {
+    let dir = scratch("bad", &[("bad.warp", BAD)]);
+    let run = warpjit(&dir, &["check", "bad.warp"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("--> bad.warp:5:"), "{}", run.stderr);
+    assert!(run.stderr.contains("--> bad.warp:7:"), "{}", run.stderr);
+    assert!(run.stderr.contains('^'), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("2 errors in bad.warp"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains("ok"), "{}", run.stdout);
+}
+
+#[test]
+fn check_reports_parse_errors_with_position() {
+    let dir = scratch(
+        "parse",
+        &[("syntax.warp", "kernel @main {\n  %x = frobnicate 1\n}\n")],
+    );
+    let run = warpjit(&dir, &["check", "syntax.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("syntax.warp:2:"), "{}", run.stderr);
+}
+
+#[test]
+fn check_of_several_files_fails_if_any_fails() {
+    let dir = scratch("several", &[("good.warp", GOOD), ("bad.warp", BAD)]);
+    let run = warpjit(&dir, &["check", "good.warp", "bad.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("ok: good.warp"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("error: 1 of 2 files have errors"),
+        "{}",
+        run.stderr
+    );
+    let run = warpjit(&dir, &["check", "good.warp", "good.warp"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("ok: 2 files checked"), "{}", run.stdout);
+}
+
+#[test]
+fn check_of_a_missing_file_names_it() {
+    let dir = scratch("missing", &[]);
+    let run = warpjit(&dir, &["check", "absent.warp"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot read absent.warp"),
+        "{}",
+        run.stderr
+    );
+    let run = warpjit(&dir, &["check"]);
+    assert_ne!(run.code, 0);
+}
+
+/// GOOD with odd spacing and layout, and a directive to keep.
+const MESSY: &str = "//! run: --param n=4 --buffer data=iota:4\n\
+param   %n :i32\nbuffer @data[0]:f32\nkernel @main workgroup(64){\n%i=global_id.x\n\
+%in = cmp.lt.u %i,%n\nif %in { %addr = shl %i, 2\n %x = load.f32 @data, %addr\n\
+%y = mul %x,%x\nstore.f32 @data,%addr,%y } }\n";
+
+#[test]
+fn fmt_prints_canonical_text_that_is_a_fixed_point() {
+    let dir = scratch("fmt", &[("messy.warp", MESSY), ("good.warp", GOOD)]);
+    let run = warpjit(&dir, &["fmt", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let canonical = run.stdout;
+    assert!(
+        canonical.starts_with("//! run: --param n=4 --buffer data=iota:4\n"),
+        "{canonical}"
+    );
+    // Same program, same canonical text, whatever the layout.
+    let from_good = warpjit(&dir, &["fmt", "good.warp"]).stdout;
+    assert_eq!(
+        canonical.split_once("\n\n").map(|(_, body)| body),
+        Some(from_good.as_str())
+    );
+    std::fs::write(dir.join("canonical.warp"), &canonical).expect("write");
+    let run = warpjit(&dir, &["fmt", "--check", "canonical.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = warpjit(&dir, &["fmt", "canonical.warp"]);
+    assert_eq!(run.stdout, canonical);
+}
+
+#[test]
+fn fmt_check_fails_on_non_canonical_text() {
+    let dir = scratch("fmt-check", &[("messy.warp", MESSY)]);
+    let run = warpjit(&dir, &["fmt", "--check", "messy.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("messy.warp:2: not in canonical form"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("messy.warp")).expect("read"),
+        MESSY
+    );
+}
+
+#[test]
+fn fmt_write_rewrites_in_place_but_keeps_comments_safe() {
+    let dir = scratch("fmt-write", &[("messy.warp", MESSY)]);
+    let run = warpjit(&dir, &["fmt", "--write", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = warpjit(&dir, &["fmt", "--check", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let commented = format!("// A comment fmt cannot keep.\n{GOOD}");
+    let dir = scratch("fmt-comments", &[("commented.warp", &commented)]);
+    let run = warpjit(&dir, &["fmt", "--write", "commented.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("commented.warp:1: not rewritten"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("commented.warp")).expect("read"),
+        commented
+    );
+    let run = warpjit(&dir, &["fmt", "--write", "--check", "commented.warp"]);
+    assert_ne!(run.code, 0);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn fmt_of_invalid_text_reports_the_position() {
+    let dir = scratch(
+        "fmt-bad",
+        &[("syntax.warp", "kernel @main {\n  %x = frobnicate 1\n}\n")],
+    );
+    let run = warpjit(&dir, &["fmt", "syntax.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("syntax.warp:2:"), "{}", run.stderr);
+}
+
+#[test]
+fn help_and_version_succeed() {
+    let dir = scratch("help", &[]);
+    let run = warpjit(&dir, &["--help"]);
+    assert_eq!(run.code, 0);
+    for command in ["check", "fmt", "run"] {
+        assert!(run.stdout.contains(command), "{}", run.stdout);
+    }
+    let run = warpjit(&dir, &["run", "--help"]);
+    assert!(
+        run.stdout.contains("--buffer <NAME|BINDING=SPEC>"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(warpjit(&dir, &["--version"]).code, 0);
+    let run = warpjit(&dir, &["frobnicate"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+}

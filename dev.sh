@@ -26,8 +26,15 @@ case "${1:-}" in
         ;;
     test)
         ensure_prerequisites
-        # Nothing may print after cargo: its summary lines end the output.
-        exec cargo test --workspace
+        # cargo prints one summary per test binary, the last often an empty
+        # doc-test run; close with the total over all of them instead.
+        log=$(mktemp)
+        trap 'rm -f "$log"' EXIT
+        status=0
+        cargo test --workspace 2>&1 | tee "$log" || status=$?
+        awk '/^test result:/ { passed += $4; failed += $6 }
+             END { printf "%d passed, %d failed\n", passed, failed }' "$log"
+        exit "$status"
         ;;
     setup)
         ensure_prerequisites

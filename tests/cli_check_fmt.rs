@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use warpjit::ir::text;
+use warpjit::{directives, filetest};
 
 struct Run {
     code: i32,
@@ -149,32 +151,33 @@ fn fmt_prints_canonical_text_that_is_a_fixed_point() {
     let run = warpjit(&dir, &["fmt", "messy.warp"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let canonical = run.stdout;
-    assert!(
-        canonical.starts_with("//! run: --param n=4 --buffer data=iota:4\n"),
-        "{canonical}"
-    );
-    // Same program, same canonical text, whatever the layout.
+    // Same program, same canonical text, whatever the layout; the
+    // directive stays on its line above the parameter.
     let from_good = warpjit(&dir, &["fmt", "good.warp"]).stdout;
+    assert_eq!(from_good, GOOD);
     assert_eq!(
-        canonical.split_once("\n\n").map(|(_, body)| body),
-        Some(from_good.as_str())
+        canonical,
+        format!("//! run: --param n=4 --buffer data=iota:4\n{GOOD}")
     );
     std::fs::write(dir.join("canonical.warp"), &canonical).expect("write");
     let run = warpjit(&dir, &["fmt", "--check", "canonical.warp"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "ok: canonical.warp is in canonical form\n");
     let run = warpjit(&dir, &["fmt", "canonical.warp"]);
     assert_eq!(run.stdout, canonical);
 }
 
 #[test]
-fn fmt_check_fails_on_non_canonical_text() {
+fn fmt_check_fails_on_non_canonical_text_and_shows_the_first_difference() {
     let dir = scratch("fmt-check", &[("messy.warp", MESSY)]);
     let run = warpjit(&dir, &["fmt", "--check", "messy.warp"]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("messy.warp:2: not in canonical form"),
-        "{}",
-        run.stderr
+    assert_eq!(
+        run.stderr,
+        "messy.warp:2: first difference (- file, + formatted):\n\
+         - param   %n :i32\n\
+         + param %n: i32\n\
+         error: messy.warp:2: not in canonical form (run `warpjit fmt --write messy.warp`)\n"
     );
     assert_eq!(
         std::fs::read_to_string(dir.join("messy.warp")).expect("read"),
@@ -183,28 +186,161 @@ fn fmt_check_fails_on_non_canonical_text() {
 }
 
 #[test]
-fn fmt_write_rewrites_in_place_but_keeps_comments_safe() {
-    let dir = scratch("fmt-write", &[("messy.warp", MESSY)]);
-    let run = warpjit(&dir, &["fmt", "--write", "messy.warp"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = warpjit(&dir, &["fmt", "--check", "messy.warp"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let commented = format!("// A comment fmt cannot keep.\n{GOOD}");
-    let dir = scratch("fmt-comments", &[("commented.warp", &commented)]);
-    let run = warpjit(&dir, &["fmt", "--write", "commented.warp"]);
+fn fmt_check_names_a_difference_in_line_ends_only() {
+    let crlf = GOOD.replace('\n', "\r\n");
+    let unterminated = GOOD.trim_end();
+    let extra_blank = format!("{GOOD}\n");
+    let dir = scratch(
+        "fmt-line-ends",
+        &[
+            ("crlf.warp", &crlf),
+            ("unterminated.warp", unterminated),
+            ("extra.warp", &extra_blank),
+        ],
+    );
+    let run = warpjit(&dir, &["fmt", "--check", "crlf.warp"]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains("commented.warp:1: not rewritten"),
+        run.stderr
+            .contains("crlf.warp:1: first difference (- file, + formatted):\n- param %n: i32 (a CRLF line end)\n+ param %n: i32\n"),
         "{}",
         run.stderr
     );
+    let run = warpjit(&dir, &["fmt", "--check", "unterminated.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("unterminated.warp:13:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("- } (no newline at the end of the file)\n+ }\n"),
+        "{}",
+        run.stderr
+    );
+    let run = warpjit(&dir, &["fmt", "--check", "extra.warp"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("extra.warp:14: first difference (- file, + formatted):\n- (a blank line)\n+ (end of file)\n"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// GOOD with comments in every kind of place and loose blank lines.
+const COMMENTED: &str = "\
+// Squares every element.
+//! run: --param n=4 --buffer data=iota:4
+
+param %n: i32 // the element count
+buffer @data[0]: f32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  // Lanes past the end do nothing.
+  %in = cmp.lt.u %i, %n
+  if %in { // in range
+    %addr = shl %i, 2
+    %x = load.f32 @data, %addr
+
+    %y = mul %x, %x
+    store.f32 @data, %addr, %y
+    // done
+  }
+}
+//! expect: data[0..4] = 0 1 4 9
+";
+
+#[test]
+fn fmt_write_rewrites_in_place_and_keeps_every_comment() {
+    let messy_commented = COMMENTED
+        .replace("  %in = cmp.lt.u %i, %n", "%in = cmp.lt.u %i,\n   %n")
+        .replace("\n\nkernel", "\n\n\n\nkernel")
+        .replace("    %y = mul", "  %y   = mul");
+    let dir = scratch(
+        "fmt-write",
+        &[("messy.warp", MESSY), ("commented.warp", &messy_commented)],
+    );
+    let run = warpjit(&dir, &["fmt", "--write", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "formatted messy.warp\n");
+    let run = warpjit(&dir, &["fmt", "--check", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let run = warpjit(&dir, &["fmt", "--write", "commented.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         std::fs::read_to_string(dir.join("commented.warp")).expect("read"),
-        commented
+        COMMENTED
     );
+    let run = warpjit(&dir, &["fmt", "--write", "commented.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "ok: commented.warp is already in canonical form\n"
+    );
+
     let run = warpjit(&dir, &["fmt", "--write", "--check", "commented.warp"]);
     assert_ne!(run.code, 0);
     assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+}
+
+/// The comments of a text, sorted: every `//` starts one, as no token
+/// contains a `/`.
+fn comment_texts(text: &str) -> Vec<String> {
+    let mut texts: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.find("//").map(|at| line[at..].trim_end().to_string()))
+        .collect();
+    texts.sort();
+    texts
+}
+
+/// The examples and filetests, formatted on copies: the program, every
+/// comment and every directive stay; a second run changes nothing; the
+/// filetests still meet their expectations.
+#[test]
+fn fmt_write_on_copies_of_the_examples_and_filetests_keeps_everything() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["examples", "tests/filetests"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("directory lists") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "warp") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 7, "{files:?}");
+    let dir = scratch("fmt-corpus", &[]);
+    for original in files {
+        let name = original.file_name().expect("file name").to_string_lossy();
+        let source = std::fs::read_to_string(&original).expect("read");
+        std::fs::write(dir.join(&*name), &source).expect("copy");
+        let run = warpjit(&dir, &["fmt", "--write", &name]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let run = warpjit(&dir, &["fmt", "--check", &name]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let formatted = std::fs::read_to_string(dir.join(&*name)).expect("read");
+        assert_eq!(comment_texts(&formatted), comment_texts(&source), "{name}");
+        let parse =
+            |text: &str| text::parse(text).unwrap_or_else(|d| panic!("{}", d.render(&name, text)));
+        assert_eq!(parse(&formatted), parse(&source), "{name}");
+        let kinds = |text: &str| -> Vec<directives::DirectiveKind> {
+            directives::scan(text)
+                .expect("directives parse")
+                .into_iter()
+                .map(|d| d.kind)
+                .collect()
+        };
+        assert_eq!(kinds(&formatted), kinds(&source), "{name}");
+        let is_filetest = original.parent().is_some_and(|p| p.ends_with("filetests"));
+        if is_filetest && formatted != source && filetest::has_expectations(&formatted) {
+            filetest::run_source(&name, &formatted)
+                .unwrap_or_else(|e| panic!("formatted {name}: {e}"));
+        }
+    }
 }
 
 #[test]

@@ -1,8 +1,5 @@
-//! `warpjit fmt FILE [--check | --write]`: the canonical text of a module.
-//!
-//! The printer knows nothing of comments, so `//!` comments (directives and
-//! file documentation) are kept by moving them to the top of the output.
-//! `--write` refuses to rewrite a file whose other comments would be lost.
+//! `warpjit fmt FILE [--check | --write]`: the canonical text of a module,
+//! with its comments and blank lines where they were.
 
 use super::{read_source, CommandResult, Failure};
 use std::path::PathBuf;
@@ -24,85 +21,94 @@ pub struct FmtArgs {
 pub fn fmt(args: &FmtArgs) -> CommandResult {
     let file = args.file.display().to_string();
     let source = read_source(&args.file)?;
-    let canonical = canonical_text(&source).map_err(|diagnostics| {
+    let formatted = text::format(&source).map_err(|diagnostics| {
         err_text!("{}", diagnostics.render(&file, &source));
         Failure::Reported
     })?;
     if args.check {
-        return match first_difference(&source, &canonical) {
+        return match first_difference(&source, &formatted) {
             None => {
                 out_line!("ok: {file} is in canonical form");
                 Ok(())
             }
-            Some(line) => Err(Failure::Message(format!(
-                "{file}:{line}: not in canonical form (run `warpjit fmt --write {file}`)"
-            ))),
+            Some(difference) => {
+                err_text!("{}", difference.show(&file));
+                Err(Failure::Message(format!(
+                    "{file}:{}: not in canonical form (run `warpjit fmt --write {file}`)",
+                    difference.line
+                )))
+            }
         };
     }
     if args.write {
-        if source == canonical {
+        if source == formatted {
             out_line!("ok: {file} is already in canonical form");
             return Ok(());
         }
-        let dropped = plain_comment_lines(&source);
-        if let Some(&line) = dropped.first() {
-            return Err(Failure::Message(format!(
-                "{file}:{line}: not rewritten: fmt would drop {} comment line{} \
-                 (only `//!` comments are kept); `warpjit fmt {file}` prints the canonical form",
-                dropped.len(),
-                if dropped.len() == 1 { "" } else { "s" }
-            )));
-        }
-        std::fs::write(&args.file, &canonical).map_err(|e| format!("cannot write {file}: {e}"))?;
+        std::fs::write(&args.file, &formatted).map_err(|e| format!("cannot write {file}: {e}"))?;
         out_line!("formatted {file}");
         return Ok(());
     }
-    out_text!("{canonical}");
+    out_text!("{formatted}");
     Ok(())
 }
 
-/// The `//!` comments, then the printed module.
-fn canonical_text(source: &str) -> Result<String, warpjit_ir::Diagnostics> {
-    let module = text::parse(source)?;
-    let mut out = String::new();
-    for line in source.lines() {
-        if let Some(at) = line.find("//!") {
-            out.push_str(line[at..].trim_end());
-            out.push('\n');
+/// The first line where a file and its formatted text differ.
+struct Difference<'t> {
+    /// 1-based.
+    line: usize,
+    /// The line in the file and in the formatted text, with its line end;
+    /// None past the end.
+    found: Option<&'t str>,
+    expected: Option<&'t str>,
+}
+
+impl Difference<'_> {
+    /// `file:line:` and the two lines, diff style.
+    fn show(&self, file: &str) -> String {
+        format!(
+            "{file}:{}: first difference (- file, + formatted):\n- {}\n+ {}\n",
+            self.line,
+            shown_line(self.found),
+            shown_line(self.expected)
+        )
+    }
+}
+
+/// A line without its line end, saying what the line end is when that is
+/// all that may differ.
+fn shown_line(line: Option<&str>) -> String {
+    let Some(line) = line else {
+        return "(end of file)".into();
+    };
+    if let Some(text) = line.strip_suffix("\r\n") {
+        format!("{text} (a CRLF line end)")
+    } else if let Some(text) = line.strip_suffix('\n') {
+        if text.trim().is_empty() {
+            "(a blank line)".into()
+        } else {
+            text.to_string()
         }
+    } else {
+        format!("{line} (no newline at the end of the file)")
     }
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    out.push_str(&text::print(&module));
-    Ok(out)
 }
 
-/// 1-based lines holding a `//` comment that is not a `//!` comment.
-fn plain_comment_lines(source: &str) -> Vec<usize> {
-    source
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| {
-            line.find("//")
-                .is_some_and(|at| !line[at..].starts_with("//!"))
-        })
-        .map(|(i, _)| i + 1)
-        .collect()
-}
-
-/// The first line where the texts differ, or None if they are equal.
-fn first_difference(a: &str, b: &str) -> Option<usize> {
-    if a == b {
-        return None;
-    }
-    let mut a_lines = a.lines();
-    let mut b_lines = b.lines();
+fn first_difference<'t>(source: &'t str, formatted: &'t str) -> Option<Difference<'t>> {
+    let mut found = source.split_inclusive('\n');
+    let mut expected = formatted.split_inclusive('\n');
     let mut line = 1;
     loop {
-        match (a_lines.next(), b_lines.next()) {
-            (Some(x), Some(y)) if x == y => line += 1,
-            _ => return Some(line),
+        match (found.next(), expected.next()) {
+            (None, None) => return None,
+            (Some(a), Some(b)) if a == b => line += 1,
+            (found, expected) => {
+                return Some(Difference {
+                    line,
+                    found,
+                    expected,
+                })
+            }
         }
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! The lexer works on demand (one token per call) so that a huge source never
 //! turns into a huge token vector, and it is `Clone` so the parser can look
-//! ahead as far as it needs by lexing from a copy.
+//! ahead as far as it needs by lexing from a copy. Comments are trivia the
+//! parser never sees; a lexer made with [`Lexer::recording`] keeps their
+//! spans for the formatter.
 
 use super::MAX_TOKEN_LEN;
 use crate::span::{Diagnostic, Span};
@@ -58,11 +60,41 @@ pub(crate) fn is_name_char(b: u8) -> bool {
 pub(crate) struct Lexer<'s> {
     src: &'s str,
     pos: usize,
+    /// Spans of the comments skipped so far (`//` up to the end of the
+    /// line, without the newline), when recording.
+    comments: Option<Vec<Span>>,
 }
 
 impl<'s> Lexer<'s> {
     pub fn new(src: &'s str) -> Lexer<'s> {
-        Lexer { src, pos: 0 }
+        Lexer {
+            src,
+            pos: 0,
+            comments: None,
+        }
+    }
+
+    /// A lexer that keeps the spans of the comments it skips.
+    pub fn recording(src: &'s str) -> Lexer<'s> {
+        Lexer {
+            src,
+            pos: 0,
+            comments: Some(Vec::new()),
+        }
+    }
+
+    /// A lexer that starts at byte `pos` (a token boundary).
+    pub fn starting_at(src: &'s str, pos: usize) -> Lexer<'s> {
+        Lexer {
+            src,
+            pos: pos.min(src.len()),
+            comments: None,
+        }
+    }
+
+    /// The comments recorded so far (none unless made with `recording`).
+    pub fn take_comments(&mut self) -> Vec<Span> {
+        self.comments.take().unwrap_or_default()
     }
 
     pub fn next_token(&mut self) -> Result<Token, Diagnostic> {
@@ -120,10 +152,14 @@ impl<'s> Lexer<'s> {
             match bytes.get(self.pos) {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
                 Some(b'/') if bytes.get(self.pos + 1) == Some(&b'/') => {
-                    self.pos = match self.src[self.pos..].find('\n') {
-                        Some(i) => self.pos + i + 1,
+                    let end = match self.src[self.pos..].find('\n') {
+                        Some(i) => self.pos + i,
                         None => self.src.len(),
                     };
+                    if let Some(comments) = &mut self.comments {
+                        comments.push(Span::new(self.pos, end));
+                    }
+                    self.pos = end;
                 }
                 _ => return,
             }

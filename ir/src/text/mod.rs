@@ -15,7 +15,14 @@
 //! [`print`](fn@print) writes the canonical form, and for any module `m` that `parse`
 //! returns, `parse(&print(&m)) == Ok(m)` and printing again gives the same
 //! text. [`check_round_trip`] checks both properties for one module.
+//!
+//! Comments are not part of the IR. [`parse_with_comments`] also returns
+//! them, with the blank lines, as a [`Comments`] side table, and
+//! [`print_with_comments`] writes the canonical form with each comment
+//! where it was: what `warpjit fmt` does.
 
+mod comments;
+mod layout;
 mod lexer;
 mod literal;
 mod mnemonics;
@@ -27,8 +34,9 @@ mod syntax;
 use crate::module::Module;
 use crate::span::{Diagnostic, Diagnostics, Span};
 
+pub use comments::Comments;
 pub use literal::f16_to_f32;
-pub use printer::print;
+pub use printer::{print, print_with_comments};
 
 /// Blocks nest at most this deep (a function body is level 1).
 pub const MAX_NESTING: usize = 256;
@@ -40,6 +48,21 @@ pub const MAX_SOURCE_LEN: usize = 64 << 20;
 /// Parses one module. On failure the result holds exactly one diagnostic.
 pub fn parse(source: &str) -> Result<Module, Diagnostics> {
     parse_module(source).map_err(|d| Diagnostics(vec![d]))
+}
+
+/// Parses one module and collects the comments and blank lines of its
+/// text for [`print_with_comments`]. Fails exactly when [`parse`] fails.
+pub fn parse_with_comments(source: &str) -> Result<(Module, Comments), Diagnostics> {
+    let module = parse(source)?;
+    let comments = comments::collect(source, &module);
+    Ok((module, comments))
+}
+
+/// The canonical text of `source` with its comments: what `warpjit fmt`
+/// prints. Formatting the result again gives the same text.
+pub fn format(source: &str) -> Result<String, Diagnostics> {
+    let (module, comments) = parse_with_comments(source)?;
+    Ok(print_with_comments(&module, &comments))
 }
 
 fn parse_module(source: &str) -> Result<Module, Diagnostic> {

@@ -1,10 +1,13 @@
-//! The canonical text of a module.
+//! The canonical text of a module, with or without the comments of the
+//! text it was parsed from.
 //!
 //! A literal gets a `:type` suffix exactly when the parser would not give it
 //! its type back from context, so the printed text parses to the same
 //! module. The printer never panics: ids that point nowhere print as `?N`
 //! (such a module does not parse back, but it can still be looked at).
 
+use super::comments::{CommentLine, Comments, LineTrivia, Part, Trailing};
+use super::layout::Layout;
 use super::literal::format_const;
 use super::resolve::bare_type;
 use crate::module::*;
@@ -21,34 +24,53 @@ use std::fmt::Write;
 /// value typed as its op's signature says; constants made with
 /// [`Const::new`](crate::types::Const::new); shuffles with three operands.
 pub fn print(module: &Module) -> String {
-    let mut out = String::new();
+    print_with_comments(module, &Comments::default())
+}
+
+/// The canonical text of `module` with the comments and blank lines of the
+/// text it was parsed from ([`parse_with_comments`](super::parse_with_comments)):
+/// what `warpjit fmt` writes. Each comment stays with the item, statement
+/// or closing brace it was on or above, also where the canonical order
+/// moves that line (`var` and `private` declarations go to the top of
+/// their function, parameters, buffers and shared arrays to the top of the
+/// module). With no comments and no blank lines this is [`print`].
+///
+/// Comments of another module's text are placed by byte positions that do
+/// not fit this module: some may land on the wrong line or be left out.
+pub fn print_with_comments(module: &Module, comments: &Comments) -> String {
+    let mut out = Layout::default();
+    out.comments(&comments.header, 0);
+    out.blank();
+    let item = |span: crate::span::Span| comments.line(span.start, Part::Head);
     for p in &module.params {
-        let _ = writeln!(out, "param %{}: {}", p.name, p.ty);
+        out.line(0, item(p.span), &format!("param %{}: {}", p.name, p.ty));
     }
     for b in &module.buffers {
-        let _ = writeln!(out, "buffer @{}[{}]: {}", b.name, b.binding, b.elem.name());
+        let text = format!("buffer @{}[{}]: {}", b.name, b.binding, b.elem.name());
+        out.line(0, item(b.span), &text);
     }
     for s in &module.shared {
-        let _ = writeln!(out, "shared @{}[{}]", s.name, s.size);
+        out.line(0, item(s.span), &format!("shared @{}[{}]", s.name, s.size));
     }
     for f in &module.functions {
-        if !out.is_empty() {
-            out.push('\n');
-        }
+        out.blank();
         FunctionPrinter {
             module,
             func: f,
+            comments,
             out: &mut out,
         }
         .function();
     }
-    out
+    out.comments(&comments.end, 0);
+    out.finish()
 }
 
-struct FunctionPrinter<'a> {
+struct FunctionPrinter<'a, 'c> {
     module: &'a Module,
     func: &'a Function,
-    out: &'a mut String,
+    comments: &'c Comments,
+    out: &'a mut Layout<'c>,
 }
 
 /// What the suffix rule needs to know about an operand.
@@ -60,19 +82,24 @@ enum ArgKind {
     Literal(Type),
 }
 
-impl FunctionPrinter<'_> {
+impl<'c> FunctionPrinter<'_, 'c> {
+    fn trivia(&self, start: u32, part: Part) -> &'c LineTrivia {
+        self.comments.line(start, part)
+    }
+
     fn function(&mut self) {
         let f = self.func;
+        let mut head = String::new();
         match f.kind {
             FuncKind::Kernel { workgroup } => {
-                let _ = write!(self.out, "kernel @{}", f.name);
+                let _ = write!(head, "kernel @{}", f.name);
                 if let Some([x, y, z]) = workgroup {
                     let dims = match (y, z) {
                         (1, 1) => format!("{x}"),
                         (_, 1) => format!("{x}, {y}"),
                         _ => format!("{x}, {y}, {z}"),
                     };
-                    let _ = write!(self.out, " workgroup({dims})");
+                    let _ = write!(head, " workgroup({dims})");
                 }
             }
             FuncKind::Function => {
@@ -81,104 +108,174 @@ impl FunctionPrinter<'_> {
                     .iter()
                     .map(|p| format!("%{}: {}", self.value_name(*p), self.value_type(*p)))
                     .collect();
-                let _ = write!(self.out, "func @{}({})", f.name, params.join(", "));
+                let _ = write!(head, "func @{}({})", f.name, params.join(", "));
                 match f.results.as_slice() {
                     [] => {}
                     [t] => {
-                        let _ = write!(self.out, " -> {t}");
+                        let _ = write!(head, " -> {t}");
                     }
                     many => {
                         let names: Vec<&str> = many.iter().map(|t| t.name()).collect();
-                        let _ = write!(self.out, " -> ({})", names.join(", "));
+                        let _ = write!(head, " -> ({})", names.join(", "));
                     }
                 }
             }
         }
-        self.out.push_str(" {\n");
+        head.push_str(" {");
+        let start = f.span.start;
+        let trivia = self.trivia(start, Part::Head);
+        self.out.begin(0, trivia);
+        self.out.text(&head);
+        self.out.end(trivia.trailing.as_ref(), true);
         for v in &f.vars {
-            let _ = writeln!(self.out, "  var ${}: {}", v.name, v.ty);
+            let text = format!("var ${}: {}", v.name, v.ty);
+            self.out
+                .line(1, self.trivia(v.span.start, Part::Head), &text);
         }
         for p in &f.privates {
-            let _ = writeln!(self.out, "  private @{}[{}]", p.name, p.size);
+            let text = format!("private @{}[{}]", p.name, p.size);
+            self.out
+                .line(1, self.trivia(p.span.start, Part::Head), &text);
         }
         self.stmts(&f.body, 1);
-        self.out.push_str("}\n");
+        let close = self.trivia(start, Part::Close);
+        self.out.comments(&close.leading, 1);
+        self.out.begin_close(0);
+        self.out.text("}");
+        self.out.end(close.trailing.as_ref(), false);
     }
 
     fn stmts(&mut self, block: &Block, indent: usize) {
         for s in &block.stmts {
-            self.out.push_str(&"  ".repeat(indent));
+            let trivia = self.trivia(s.span().start, Part::Head);
+            self.out.begin(indent, trivia);
             self.stmt(s, indent);
-            self.out.push('\n');
         }
     }
 
-    /// `{ ... }` with the closing brace at `indent`.
-    fn block(&mut self, block: &Block, indent: usize) {
-        if block.stmts.is_empty() {
-            self.out.push_str("{}");
-            return;
-        }
-        self.out.push_str("{\n");
-        self.stmts(block, indent + 1);
-        self.out.push_str(&"  ".repeat(indent));
-        self.out.push('}');
-    }
-
+    /// The rest of a statement whose line has begun.
     fn stmt(&mut self, stmt: &Stmt, indent: usize) {
-        match stmt {
+        let start = stmt.span().start;
+        let head = self.trivia(start, Part::Head).trailing.as_ref();
+        let text = match stmt {
             Stmt::Inst(inst) => self.inst(inst),
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => {
-                let cond = self.fixed_operand(cond, Some(Type::Bool));
-                let _ = write!(self.out, "if {cond} ");
-                self.block(then_body, indent);
-                match else_body.stmts.as_slice() {
-                    [] => {}
-                    [nested @ Stmt::If { .. }] => {
-                        self.out.push_str(" else ");
-                        self.stmt(nested, indent);
+            Stmt::If { .. } => return self.if_stmt(stmt, indent),
+            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => {
+                let text = match stmt {
+                    Stmt::Ordered { key, .. } => {
+                        format!("ordered {} {{", self.fixed_operand(key, Some(Type::I32)))
                     }
-                    _ => {
-                        self.out.push_str(" else ");
-                        self.block(else_body, indent);
-                    }
-                }
+                    _ => "loop {".to_string(),
+                };
+                self.out.text(&text);
+                let close = self.trivia(start, Part::Close);
+                self.block(body, indent, head, &[&close.leading]);
+                self.out.end(close.trailing.as_ref(), false);
+                return;
             }
-            Stmt::Loop { body, .. } => {
-                self.out.push_str("loop ");
-                self.block(body, indent);
-            }
-            Stmt::Break { .. } => self.out.push_str("break"),
-            Stmt::Continue { .. } => self.out.push_str("continue"),
-            Stmt::Kill { .. } => self.out.push_str("kill"),
+            Stmt::Break { .. } => "break".to_string(),
+            Stmt::Continue { .. } => "continue".to_string(),
+            Stmt::Kill { .. } => "kill".to_string(),
             Stmt::Return { values, .. } => {
-                self.out.push_str("return");
                 let texts: Vec<String> = values
                     .iter()
                     .enumerate()
                     .map(|(i, v)| self.fixed_operand(v, self.func.results.get(i).copied()))
                     .collect();
-                if !texts.is_empty() {
-                    let _ = write!(self.out, " {}", texts.join(", "));
+                if texts.is_empty() {
+                    "return".to_string()
+                } else {
+                    format!("return {}", texts.join(", "))
                 }
             }
-            Stmt::Ordered { key, body, .. } => {
-                let key = self.fixed_operand(key, Some(Type::I32));
-                let _ = write!(self.out, "ordered {key} ");
-                self.block(body, indent);
-            }
-        }
+        };
+        self.out.text(&text);
+        self.out.end(head, false);
     }
 
-    fn inst(&mut self, inst: &Inst) {
+    /// The block after a `{` written on the current line, up to its `}`;
+    /// the line holding the `}` stays open. An empty block without
+    /// comments is `{}`.
+    fn block(
+        &mut self,
+        block: &Block,
+        indent: usize,
+        open_trailing: Option<&'c Trailing>,
+        close_leading: &[&'c [CommentLine]],
+    ) {
+        let no_close_comments = close_leading.iter().all(|c| c.is_empty());
+        if block.stmts.is_empty() && open_trailing.is_none() && no_close_comments {
+            self.out.text("}");
+            return;
+        }
+        self.out.end(open_trailing, true);
+        self.stmts(block, indent + 1);
+        for comments in close_leading {
+            self.out.comments(comments, indent + 1);
+        }
+        self.out.begin_close(indent);
+        self.out.text("}");
+    }
+
+    /// `if` and its blocks, from the current line on. An else block
+    /// holding just an `if` is written `else if` unless comments sit in
+    /// that else block around the `if`.
+    ///
+    /// The `}` of the then block is the `Else` line (when no else block is
+    /// written too), the `}` of the else block the `Close` line.
+    fn if_stmt(&mut self, stmt: &Stmt, indent: usize) {
+        let Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            span,
+        } = stmt
+        else {
+            return;
+        };
+        let head = self.trivia(span.start, Part::Head);
+        let else_line = self.trivia(span.start, Part::Else);
+        let close = self.trivia(span.start, Part::Close);
+        let cond = self.fixed_operand(cond, Some(Type::Bool));
+        self.out.text(&format!("if {cond} {{"));
+        let head_trailing = head.trailing.as_ref();
+        // An empty else block is left out unless comments sit inside it
+        // or more than one line can hold.
+        let has_else = !else_body.stmts.is_empty()
+            || !close.leading.is_empty()
+            || (else_line.trailing.is_some() && close.trailing.is_some());
+        if !has_else {
+            self.block(then_body, indent, head_trailing, &[&else_line.leading]);
+            let trailing = else_line.trailing.as_ref().or(close.trailing.as_ref());
+            self.out.end(trailing, false);
+            return;
+        }
+        self.block(then_body, indent, head_trailing, &[&else_line.leading]);
+        self.out.text(" else ");
+        if let [nested @ Stmt::If { span: inner, .. }] = else_body.stmts.as_slice() {
+            let alone = else_line.trailing.is_none()
+                && close.leading.is_empty()
+                && close.trailing.is_none()
+                && self.trivia(inner.start, Part::Head).leading.is_empty();
+            if alone {
+                return self.if_stmt(nested, indent);
+            }
+        }
+        self.out.text("{");
+        self.block(
+            else_body,
+            indent,
+            else_line.trailing.as_ref(),
+            &[&close.leading],
+        );
+        self.out.end(close.trailing.as_ref(), false);
+    }
+
+    fn inst(&self, inst: &Inst) -> String {
+        let mut out = String::new();
         if !inst.results.is_empty() {
             let places: Vec<String> = inst.results.iter().map(|p| self.place(*p)).collect();
-            let _ = write!(self.out, "{} = ", places.join(", "));
+            let _ = write!(out, "{} = ", places.join(", "));
         }
         let sig = self.signature(&inst.op);
         let kinds: Vec<ArgKind> = inst.args.iter().map(|a| self.arg_kind(a)).collect();
@@ -217,18 +314,19 @@ impl FunctionPrinter<'_> {
                     Some(f) => f.name.clone(),
                     None => format!("?{callee}"),
                 };
-                let _ = write!(self.out, "call @{name}({})", args.join(", "));
+                let _ = write!(out, "call @{name}({})", args.join(", "));
             }
             Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } => {
                 let name = self.mem_name(*mem);
                 args.insert(0, format!("@{name}"));
-                let _ = write!(self.out, "{mnemonic} {}", args.join(", "));
+                let _ = write!(out, "{mnemonic} {}", args.join(", "));
             }
-            _ if args.is_empty() => self.out.push_str(&mnemonic),
+            _ if args.is_empty() => out.push_str(&mnemonic),
             _ => {
-                let _ = write!(self.out, "{mnemonic} {}", args.join(", "));
+                let _ = write!(out, "{mnemonic} {}", args.join(", "));
             }
         }
+        out
     }
 
     fn signature(&self, op: &Op) -> Option<Signature> {

@@ -286,6 +286,83 @@ fn fmt_write_rewrites_in_place_and_keeps_every_comment() {
     assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
 }
 
+/// Numbers written another way than the canonical form: `fmt` keeps them
+/// (docs/text-format.md, "Literal spellings").
+const SPELLED: &str = "\
+buffer @cells[0x0]: u32
+
+kernel @main workgroup(0x20) {
+  %i = lane_id
+  %r, %ok = shuffle.down %i, 1, mask 0x1f
+  store.u32 @cells, 0x10, 0xffffffff
+  %n = cvt.s32.f32 nan
+  %g = mul 0x00800000:f32, 4294967296.0
+  %s = select %ok, 1:i32, 0:i32
+}
+";
+
+#[test]
+fn fmt_keeps_how_each_number_is_written() {
+    let messy = SPELLED
+        .replace("0x00800000:f32", "0x00800000 : f32")
+        .replace("  %n = cvt.s32.f32", "%n = cvt.s32.f32\n   ");
+    let dir = scratch(
+        "fmt-spelled",
+        &[("spelled.warp", SPELLED), ("messy.warp", &messy)],
+    );
+    let run = warpjit(&dir, &["fmt", "--check", "spelled.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = warpjit(&dir, &["fmt", "messy.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, SPELLED);
+    assert_eq!(literal_tokens(&messy), literal_tokens(SPELLED));
+}
+
+/// The literals of a text's code in order, with any `:type` suffix, the
+/// spaces around it dropped; workgroup sizes are left out (`fmt` drops
+/// trailing sizes of 1).
+fn literal_tokens(text: &str) -> Vec<String> {
+    let mut code = String::new();
+    for line in text.lines() {
+        code.push_str(line.split("//").next().unwrap_or(""));
+        code.push('\n');
+    }
+    while let Some(at) = code.find("workgroup(") {
+        let end = code[at..].find(')').map_or(code.len(), |n| at + n + 1);
+        code.replace_range(at..end, " ");
+    }
+    let mut joined = String::new();
+    for piece in code.split(':') {
+        if !joined.is_empty() {
+            joined.truncate(joined.trim_end().len());
+            joined.push(':');
+        }
+        joined.push_str(if joined.is_empty() {
+            piece
+        } else {
+            piece.trim_start()
+        });
+    }
+    joined
+        .split(|c: char| c.is_whitespace() || ",()[]{}=".contains(c))
+        .filter(|token| {
+            let body = token.strip_prefix('-').unwrap_or(token);
+            body.starts_with(|c: char| c.is_ascii_digit())
+                || body.starts_with("inf")
+                || body.starts_with("nan")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn literal_tokens_sees_every_number_and_its_suffix() {
+    assert_eq!(
+        literal_tokens("buffer @b[0x2]: u32 // 5\nkernel @k workgroup(64, 1) {\n  %a = add 0x1f : i32, -nan\n  %p = quad.0 %a\n}\n"),
+        ["0x2", "0x1f:i32", "-nan"]
+    );
+}
+
 /// The comments of a text, sorted: every `//` starts one, as no token
 /// contains a `/`.
 fn comment_texts(text: &str) -> Vec<String> {
@@ -298,8 +375,9 @@ fn comment_texts(text: &str) -> Vec<String> {
 }
 
 /// The examples and filetests, formatted on copies: the program, every
-/// comment and every directive stay; a second run changes nothing; the
-/// filetests still meet their expectations.
+/// comment, every directive and the spelling of every number stay; a
+/// second run changes nothing; the filetests still meet their
+/// expectations.
 #[test]
 fn fmt_write_on_copies_of_the_examples_and_filetests_keeps_everything() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -324,6 +402,11 @@ fn fmt_write_on_copies_of_the_examples_and_filetests_keeps_everything() {
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         let formatted = std::fs::read_to_string(dir.join(&*name)).expect("read");
         assert_eq!(comment_texts(&formatted), comment_texts(&source), "{name}");
+        assert_eq!(
+            literal_tokens(&formatted),
+            literal_tokens(&source),
+            "{name}: a number is written another way"
+        );
         let parse =
             |text: &str| text::parse(text).unwrap_or_else(|d| panic!("{}", d.render(&name, text)));
         assert_eq!(parse(&formatted), parse(&source), "{name}");

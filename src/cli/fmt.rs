@@ -1,5 +1,6 @@
 //! `warpjit fmt FILE [--check | --write]`: the canonical text of a module,
-//! with its comments and blank lines where they were.
+//! with its comments and blank lines where they were and each number
+//! written as the file wrote it.
 
 use super::{read_source, CommandResult, Failure};
 use std::path::PathBuf;

@@ -19,14 +19,16 @@
 //! Each line also remembers whether a blank line came before it.
 
 use super::lexer::{Lexer, TokKind};
+use super::spelling::Spellings;
 use crate::module::{Block, Function, Module, Stmt};
 use crate::span::Span;
 use std::collections::HashMap;
 
 /// The comments and blank lines of a source text, placed relative to the
 /// items and statements of the module parsed from it
-/// ([`parse_with_comments`](super::parse_with_comments)). The IR itself
-/// carries no comments.
+/// ([`parse_with_comments`](super::parse_with_comments)), and how the text
+/// spelled each literal. The IR itself carries no comments and keeps only
+/// the value of a literal.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Comments {
     /// Comments that start the file, before a blank line.
@@ -34,6 +36,7 @@ pub struct Comments {
     pub(crate) lines: HashMap<Anchor, LineTrivia>,
     /// Comments after the last token.
     pub(crate) end: Vec<CommentLine>,
+    pub(crate) literals: Spellings,
     count: usize,
 }
 

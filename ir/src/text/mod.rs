@@ -16,19 +16,22 @@
 //! returns, `parse(&print(&m)) == Ok(m)` and printing again gives the same
 //! text. [`check_round_trip`] checks both properties for one module.
 //!
-//! Comments are not part of the IR. [`parse_with_comments`] also returns
-//! them, with the blank lines, as a [`Comments`] side table, and
-//! [`print_with_comments`] writes the canonical form with each comment
-//! where it was: what `warpjit fmt` does.
+//! Comments are not part of the IR, nor is how a literal was spelled
+//! (`0x1f` or `31`). [`parse_with_comments`] also returns them, with the
+//! blank lines, as a [`Comments`] side table, and [`print_with_comments`]
+//! writes the canonical form with each comment where it was and each
+//! literal as it was written: what `warpjit fmt` does.
 
 mod comments;
 mod layout;
 mod lexer;
 mod literal;
+mod literal_text;
 mod mnemonics;
 mod parser;
 mod printer;
 mod resolve;
+mod spelling;
 mod syntax;
 
 use crate::module::Module;
@@ -50,11 +53,15 @@ pub fn parse(source: &str) -> Result<Module, Diagnostics> {
     parse_module(source).map_err(|d| Diagnostics(vec![d]))
 }
 
-/// Parses one module and collects the comments and blank lines of its
-/// text for [`print_with_comments`]. Fails exactly when [`parse`] fails.
+/// Parses one module and collects the comments, blank lines and literal
+/// spellings of its text for [`print_with_comments`]. Fails exactly when
+/// [`parse`] fails.
 pub fn parse_with_comments(source: &str) -> Result<(Module, Comments), Diagnostics> {
-    let module = parse(source)?;
-    let comments = comments::collect(source, &module);
+    let wrap = |d| Diagnostics(vec![d]);
+    let syntax = parse_syntax(source).map_err(wrap)?;
+    let module = resolve::resolve(source, &syntax).map_err(wrap)?;
+    let mut comments = comments::collect(source, &module);
+    comments.literals = spelling::collect(&syntax);
     Ok((module, comments))
 }
 
@@ -66,6 +73,11 @@ pub fn format(source: &str) -> Result<String, Diagnostics> {
 }
 
 fn parse_module(source: &str) -> Result<Module, Diagnostic> {
+    let syntax = parse_syntax(source)?;
+    resolve::resolve(source, &syntax)
+}
+
+fn parse_syntax(source: &str) -> Result<syntax::SynModule<'_>, Diagnostic> {
     if source.len() > MAX_SOURCE_LEN {
         return Err(Diagnostic::new(
             Span::new(0, 0),
@@ -76,8 +88,7 @@ fn parse_module(source: &str) -> Result<Module, Diagnostic> {
             ),
         ));
     }
-    let syntax = parser::parse_syntax(source)?;
-    resolve::resolve(source, &syntax)
+    parser::parse_syntax(source)
 }
 
 /// Checks that `module` survives printing and parsing: the printed text

@@ -261,18 +261,17 @@ impl<'s> Parser<'s> {
         Err(self.expected(&format!("an element format ({FORMAT_LIST})")))
     }
 
-    fn u32_literal(&mut self, what: &str) -> PResult<u32> {
+    fn u32_literal(&mut self, what: &str) -> PResult<Number<'s>> {
+        let text = self.text(self.tok);
         let value = match self.tok.kind {
-            TokKind::Int if !self.text(self.tok).starts_with('-') => {
-                self.text(self.tok).parse::<u32>().ok()
-            }
-            TokKind::Hex => u32::from_str_radix(&self.text(self.tok)[2..], 16).ok(),
+            TokKind::Int if !text.starts_with('-') => text.parse::<u32>().ok(),
+            TokKind::Hex => u32::from_str_radix(&text[2..], 16).ok(),
             _ => return Err(self.expected(what)),
         };
         match value {
-            Some(v) => {
+            Some(value) => {
                 self.bump()?;
-                Ok(v)
+                Ok(Number { value, text })
             }
             None => Err(Diagnostic::new(
                 self.tok.span(),
@@ -285,7 +284,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `[size]` of a shared or private array.
-    fn byte_size(&mut self) -> PResult<u32> {
+    fn byte_size(&mut self) -> PResult<Number<'s>> {
         self.expect(TokKind::LBracket, "`[` and the size in bytes")?;
         let size = self.u32_literal("a size in bytes")?;
         self.expect(TokKind::RBracket, "`]`")?;
@@ -364,18 +363,16 @@ impl<'s> Parser<'s> {
         })
     }
 
-    /// `workgroup(x[, y[, z]])`; missing sizes are 1.
-    fn workgroup(&mut self) -> PResult<[u32; 3]> {
+    /// `workgroup(x[, y[, z]])`: the sizes written (missing ones are 1).
+    fn workgroup(&mut self) -> PResult<Vec<Number<'s>>> {
         self.bump()?;
         self.expect(TokKind::LParen, "`(` and the workgroup size")?;
-        let mut dims = [1u32; 3];
-        let mut count = 0;
+        let mut dims = Vec::with_capacity(3);
         loop {
-            if count == 3 {
+            if dims.len() == 3 {
                 return Err(self.expected("`)` (a workgroup has at most 3 dimensions)"));
             }
-            dims[count] = self.u32_literal("a workgroup size")?;
-            count += 1;
+            dims.push(self.u32_literal("a workgroup size")?);
             if self.at(TokKind::Comma) {
                 self.bump()?;
             } else {

@@ -1,17 +1,18 @@
-//! The canonical text of a module, with or without the comments of the
-//! text it was parsed from.
+//! The canonical text of a module, with or without the trivia (comments,
+//! blank lines, literal spellings) of the text it was parsed from.
 //!
 //! A literal gets a `:type` suffix exactly when the parser would not give it
 //! its type back from context, so the printed text parses to the same
-//! module. The printer never panics: ids that point nowhere print as `?N`
-//! (such a module does not parse back, but it can still be looked at).
+//! module (`literal_text` decides how each literal is written). The printer
+//! never panics: ids that point nowhere print as `?N` (such a module does
+//! not parse back, but it can still be looked at).
 
 use super::comments::{CommentLine, Comments, LineTrivia, Part, Trailing};
 use super::layout::Layout;
 use super::literal::format_const;
-use super::resolve::bare_type;
+use super::literal_text::{literal_texts, ResultPlace, Written};
 use crate::module::*;
-use crate::ops::{FuncSig, Op, ShuffleForm, Signature, Slot};
+use crate::ops::{FuncSig, Op, ShuffleForm, Signature, Slot, TypeClass};
 use crate::types::Type;
 use std::fmt::Write;
 
@@ -27,16 +28,21 @@ pub fn print(module: &Module) -> String {
     print_with_comments(module, &Comments::default())
 }
 
-/// The canonical text of `module` with the comments and blank lines of the
-/// text it was parsed from ([`parse_with_comments`](super::parse_with_comments)):
-/// what `warpjit fmt` writes. Each comment stays with the item, statement
-/// or closing brace it was on or above, also where the canonical order
-/// moves that line (`var` and `private` declarations go to the top of
-/// their function, parameters, buffers and shared arrays to the top of the
-/// module). With no comments and no blank lines this is [`print`].
+/// The canonical text of `module` with the comments, blank lines and
+/// literal spellings of the text it was parsed from
+/// ([`parse_with_comments`](super::parse_with_comments)): what `warpjit
+/// fmt` writes. Each comment stays with the item, statement or closing
+/// brace it was on or above, also where the canonical order moves that
+/// line (`var` and `private` declarations go to the top of their function,
+/// parameters, buffers and shared arrays to the top of the module). Each
+/// literal is written as it was (only the spaces around a `:type` suffix
+/// go), unless that would not read back as the same statement. With no
+/// comments, no blank lines and only canonical spellings this is [`print`].
 ///
 /// Comments of another module's text are placed by byte positions that do
-/// not fit this module: some may land on the wrong line or be left out.
+/// not fit this module: some may land on the wrong line or be left out. Its
+/// literal spellings are used only where they read as this module's
+/// constants, so the text still parses to `module`.
 pub fn print_with_comments(module: &Module, comments: &Comments) -> String {
     let mut out = Layout::default();
     out.comments(&comments.header, 0);
@@ -45,12 +51,15 @@ pub fn print_with_comments(module: &Module, comments: &Comments) -> String {
     for p in &module.params {
         out.line(0, item(p.span), &format!("param %{}: {}", p.name, p.ty));
     }
+    let number = |start: u32, value: u32| comments.literals.number(start, 0, value);
     for b in &module.buffers {
-        let text = format!("buffer @{}[{}]: {}", b.name, b.binding, b.elem.name());
+        let binding = number(b.span.start, b.binding);
+        let text = format!("buffer @{}[{binding}]: {}", b.name, b.elem.name());
         out.line(0, item(b.span), &text);
     }
     for s in &module.shared {
-        out.line(0, item(s.span), &format!("shared @{}[{}]", s.name, s.size));
+        let size = number(s.span.start, s.size);
+        out.line(0, item(s.span), &format!("shared @{}[{size}]", s.name));
     }
     for f in &module.functions {
         out.blank();
@@ -73,15 +82,6 @@ struct FunctionPrinter<'a, 'c> {
     out: &'a mut Layout<'c>,
 }
 
-/// What the suffix rule needs to know about an operand.
-#[derive(Clone, Copy)]
-enum ArgKind {
-    /// A value, variable, parameter or bool literal: its type is evident.
-    SelfTyped(Type),
-    /// A literal of another type: bare, it takes the type of its position.
-    Literal(Type),
-}
-
 impl<'c> FunctionPrinter<'_, 'c> {
     fn trivia(&self, start: u32, part: Part) -> &'c LineTrivia {
         self.comments.line(start, part)
@@ -93,13 +93,18 @@ impl<'c> FunctionPrinter<'_, 'c> {
         match f.kind {
             FuncKind::Kernel { workgroup } => {
                 let _ = write!(head, "kernel @{}", f.name);
-                if let Some([x, y, z]) = workgroup {
-                    let dims = match (y, z) {
-                        (1, 1) => format!("{x}"),
-                        (_, 1) => format!("{x}, {y}"),
-                        _ => format!("{x}, {y}, {z}"),
+                if let Some(sizes) = workgroup {
+                    let shown = match sizes {
+                        [_, 1, 1] => 1,
+                        [_, _, 1] => 2,
+                        _ => 3,
                     };
-                    let _ = write!(head, " workgroup({dims})");
+                    let dims: Vec<String> = sizes[..shown]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, size)| self.comments.literals.number(f.span.start, i, *size))
+                        .collect();
+                    let _ = write!(head, " workgroup({})", dims.join(", "));
                 }
             }
             FuncKind::Function => {
@@ -133,7 +138,8 @@ impl<'c> FunctionPrinter<'_, 'c> {
                 .line(1, self.trivia(v.span.start, Part::Head), &text);
         }
         for p in &f.privates {
-            let text = format!("private @{}[{}]", p.name, p.size);
+            let size = self.comments.literals.number(p.span.start, 0, p.size);
+            let text = format!("private @{}[{size}]", p.name);
             self.out
                 .line(1, self.trivia(p.span.start, Part::Head), &text);
         }
@@ -163,7 +169,7 @@ impl<'c> FunctionPrinter<'_, 'c> {
             Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => {
                 let text = match stmt {
                     Stmt::Ordered { key, .. } => {
-                        format!("ordered {} {{", self.fixed_operand(key, Some(Type::I32)))
+                        format!("ordered {} {{", self.fixed_operand(start, key, Type::I32))
                     }
                     _ => "loop {".to_string(),
                 };
@@ -177,11 +183,7 @@ impl<'c> FunctionPrinter<'_, 'c> {
             Stmt::Continue { .. } => "continue".to_string(),
             Stmt::Kill { .. } => "kill".to_string(),
             Stmt::Return { values, .. } => {
-                let texts: Vec<String> = values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| self.fixed_operand(v, self.func.results.get(i).copied()))
-                    .collect();
+                let texts = self.fixed_operands(start, values, &self.func.results);
                 if texts.is_empty() {
                     "return".to_string()
                 } else {
@@ -236,7 +238,7 @@ impl<'c> FunctionPrinter<'_, 'c> {
         let head = self.trivia(span.start, Part::Head);
         let else_line = self.trivia(span.start, Part::Else);
         let close = self.trivia(span.start, Part::Close);
-        let cond = self.fixed_operand(cond, Some(Type::Bool));
+        let cond = self.fixed_operand(span.start, cond, Type::Bool);
         self.out.text(&format!("if {cond} {{"));
         let head_trailing = head.trailing.as_ref();
         // An empty else block is left out unless comments sit inside it
@@ -278,22 +280,15 @@ impl<'c> FunctionPrinter<'_, 'c> {
             let _ = write!(out, "{} = ", places.join(", "));
         }
         let sig = self.signature(&inst.op);
-        let kinds: Vec<ArgKind> = inst.args.iter().map(|a| self.arg_kind(a)).collect();
-        let var_results: Vec<Option<Type>> = inst
+        let results: Vec<ResultPlace> = inst
             .results
             .iter()
             .map(|p| match p {
-                Place::Var(v) => Some(self.var_type(*v)),
-                Place::Value(_) => None,
+                Place::Var(v) => ResultPlace::Var(self.var_type(*v)),
+                Place::Value(v) => ResultPlace::Value(self.value_type(*v)),
             })
             .collect();
-        let suffixes = literal_suffixes(sig.as_ref(), &kinds, &var_results);
-        let mut args: Vec<String> = inst
-            .args
-            .iter()
-            .zip(&suffixes)
-            .map(|(a, suffix)| self.operand(a, *suffix))
-            .collect();
+        let mut args = self.operands(inst.span.start, sig.as_ref(), &inst.args, &results);
         match inst.op {
             Op::Shuffle { form, .. } if args.len() > 2 => {
                 let label = match form {
@@ -350,23 +345,54 @@ impl<'c> FunctionPrinter<'_, 'c> {
         }
     }
 
-    fn arg_kind(&self, o: &Operand) -> ArgKind {
-        match o {
-            Operand::Const(c) if c.ty != Type::Bool => ArgKind::Literal(c.ty),
-            _ => ArgKind::SelfTyped(self.operand_type(o)),
-        }
+    /// The text of each operand of the statement starting at `start`.
+    fn operands(
+        &self,
+        start: u32,
+        sig: Option<&Signature>,
+        operands: &[Operand],
+        results: &[ResultPlace],
+    ) -> Vec<String> {
+        let written: Vec<Written> = operands
+            .iter()
+            .map(|o| match o {
+                Operand::Const(c) => Written::Const(*c),
+                _ => Written::Named(self.operand_type(o)),
+            })
+            .collect();
+        let spellings: Vec<_> = (0..operands.len())
+            .map(|i| self.comments.literals.get(start, i))
+            .collect();
+        let literals = literal_texts(sig, &written, results, &spellings);
+        operands
+            .iter()
+            .zip(literals)
+            .map(|(o, literal)| literal.unwrap_or_else(|| self.name(o)))
+            .collect()
     }
 
-    /// An operand in a position of fixed type `bare` (if, ordered, return).
-    fn fixed_operand(&self, o: &Operand, bare: Option<Type>) -> String {
-        let suffix = match self.arg_kind(o) {
-            ArgKind::Literal(ty) => bare != Some(ty),
-            ArgKind::SelfTyped(_) => false,
+    /// The condition of an `if` or the key of an `ordered` starting at
+    /// `start`, of type `ty`.
+    fn fixed_operand(&self, start: u32, o: &Operand, ty: Type) -> String {
+        self.fixed_operands(start, std::slice::from_ref(o), &[ty])
+            .concat()
+    }
+
+    /// The operands of `if`, `ordered` or `return` starting at `start`,
+    /// where operand `i` has type `types[i]` (and no type past them).
+    fn fixed_operands(&self, start: u32, operands: &[Operand], types: &[Type]) -> Vec<String> {
+        let sig = Signature {
+            operands: types.iter().map(|ty| Slot::Fixed(*ty)).collect(),
+            min_operands: types.len(),
+            results: Vec::new(),
+            min_results: 0,
+            t_class: TypeClass::Any,
         };
-        self.operand(o, suffix)
+        self.operands(start, Some(&sig), operands, &[])
     }
 
-    fn operand(&self, o: &Operand, suffix: bool) -> String {
+    /// A value, variable or parameter by name.
+    fn name(&self, o: &Operand) -> String {
         match o {
             Operand::Value(v) => format!("%{}", self.value_name(*v)),
             Operand::Var(v) => match self.func.vars.get(v.0 as usize) {
@@ -377,7 +403,6 @@ impl<'c> FunctionPrinter<'_, 'c> {
                 Some(d) => format!("%{}", d.name),
                 None => format!("%?{}", p.0),
             },
-            Operand::Const(c) if suffix => format!("{}:{}", format_const(*c), c.ty),
             Operand::Const(c) => format_const(*c),
         }
     }
@@ -385,7 +410,7 @@ impl<'c> FunctionPrinter<'_, 'c> {
     fn place(&self, p: Place) -> String {
         match p {
             Place::Value(v) => format!("%{}", self.value_name(v)),
-            Place::Var(v) => self.operand(&Operand::Var(v), false),
+            Place::Var(v) => self.name(&Operand::Var(v)),
         }
     }
 
@@ -432,61 +457,4 @@ impl<'c> FunctionPrinter<'_, 'c> {
             (None, MemRef::Buffer(i) | MemRef::Shared(i) | MemRef::Private(i)) => format!("?{i}"),
         }
     }
-}
-
-/// Which operands need a `:type` suffix. Mirrors the parser: `T` comes from
-/// the first operand in a `T` slot that is not a bare literal, else from a
-/// variable assigned from a `T` result, else from an exact type class; a
-/// bare literal elsewhere takes its slot's type.
-fn literal_suffixes(
-    sig: Option<&Signature>,
-    args: &[ArgKind],
-    var_results: &[Option<Type>],
-) -> Vec<bool> {
-    let Some(sig) = sig else {
-        return args
-            .iter()
-            .map(|a| matches!(a, ArgKind::Literal(_)))
-            .collect();
-    };
-    let t_slots: Vec<usize> = (0..args.len())
-        .filter(|i| sig.operands.get(*i) == Some(&Slot::T))
-        .collect();
-    let known: Vec<Option<Type>> = args
-        .iter()
-        .map(|a| match a {
-            ArgKind::SelfTyped(ty) => Some(*ty),
-            ArgKind::Literal(_) => None,
-        })
-        .collect();
-    let context = sig.infer_t(&known, var_results);
-    // With the literals that differ from the context suffixed, the first
-    // operand that is not a bare literal must still have the context's type.
-    let consistent = context.filter(|&t| {
-        let first_fixed = t_slots.iter().find(|&&i| match args[i] {
-            ArgKind::SelfTyped(_) => true,
-            ArgKind::Literal(ty) => ty != t,
-        });
-        !matches!(first_fixed.map(|&i| args[i]), Some(ArgKind::Literal(_)))
-    });
-    let mut suffixes = vec![false; args.len()];
-    let t = match (consistent, t_slots.first()) {
-        (Some(t), _) => Some(t),
-        // Otherwise the first literal of the T slots says the type.
-        (None, Some(&first)) => match args[first] {
-            ArgKind::Literal(ty) => {
-                suffixes[first] = true;
-                Some(ty)
-            }
-            ArgKind::SelfTyped(ty) => Some(ty),
-        },
-        (None, None) => None,
-    };
-    for (i, a) in args.iter().enumerate() {
-        if let ArgKind::Literal(ty) = a {
-            let bare = sig.operands.get(i).and_then(|slot| bare_type(*slot, t));
-            suffixes[i] |= bare != Some(*ty);
-        }
-    }
-    suffixes
 }

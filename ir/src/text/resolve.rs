@@ -98,7 +98,7 @@ fn declare_item<'s>(scope: &mut ModuleScope<'s>, item: &Item<'s>) -> RResult<()>
         } => {
             m.buffers.push(BufferDecl {
                 name: name.text.to_string(),
-                binding: *binding,
+                binding: binding.value,
                 elem: *elem,
                 span: *span,
             });
@@ -107,7 +107,7 @@ fn declare_item<'s>(scope: &mut ModuleScope<'s>, item: &Item<'s>) -> RResult<()>
         Item::Shared { name, size, span } => {
             m.shared.push(SharedDecl {
                 name: name.text.to_string(),
-                size: *size,
+                size: size.value,
                 span: *span,
             });
             (name, Global::Shared(m.shared.len() as u32 - 1))
@@ -204,7 +204,7 @@ impl<'s, 'm> FuncBuilder<'s, 'm> {
                         .insert(name.text, self.privates.len() as u32);
                     self.privates.push(PrivateDecl {
                         name: name.text.to_string(),
-                        size: *size,
+                        size: size.value,
                         span: *span,
                     });
                 }
@@ -232,8 +232,16 @@ impl<'s, 'm> FuncBuilder<'s, 'm> {
             params.push(self.define_value(p.name, p.ty, p.span)?);
         }
         let body = self.block(&syn.body)?;
-        let kind = match syn.kernel {
-            Some(workgroup) => FuncKind::Kernel { workgroup },
+        let kind = match &syn.kernel {
+            Some(sizes) => FuncKind::Kernel {
+                workgroup: sizes.as_ref().map(|sizes| {
+                    let mut dims = [1; 3];
+                    for (dim, size) in dims.iter_mut().zip(sizes) {
+                        *dim = size.value;
+                    }
+                    dims
+                }),
+            },
             None => FuncKind::Function,
         };
         Ok(Function {
@@ -550,7 +558,7 @@ pub(crate) fn bare_type(slot: Slot, t: Option<Type>) -> Option<Type> {
 
 /// A value type for a `T` result when nothing fixes `T` (the instruction is
 /// then ill-typed and the verifier says so).
-fn class_default(class: TypeClass) -> Type {
+pub(crate) fn class_default(class: TypeClass) -> Type {
     match class {
         TypeClass::Float => Type::F32,
         TypeClass::Exact(ty) => ty,

@@ -24,22 +24,30 @@ pub(crate) enum Item<'s> {
     },
     Buffer {
         name: Name<'s>,
-        binding: u32,
+        binding: Number<'s>,
         elem: NumFormat,
         span: Span,
     },
     Shared {
         name: Name<'s>,
-        size: u32,
+        size: Number<'s>,
         span: Span,
     },
     Func(SynFunc<'s>),
 }
 
+/// A number of a declaration (a binding, a size in bytes, a workgroup
+/// size) and its text.
+#[derive(Clone, Copy)]
+pub(crate) struct Number<'s> {
+    pub value: u32,
+    pub text: &'s str,
+}
+
 pub(crate) struct SynFunc<'s> {
     pub name: Name<'s>,
-    /// `Some(workgroup)` for kernels.
-    pub kernel: Option<Option<[u32; 3]>>,
+    /// `Some(workgroup)` for kernels: the one to three sizes written.
+    pub kernel: Option<Option<Vec<Number<'s>>>>,
     pub params: Vec<SynParam<'s>>,
     pub results: Vec<Type>,
     pub body: SynBlock<'s>,
@@ -65,7 +73,7 @@ pub(crate) enum SynStmt<'s> {
     },
     Private {
         name: Name<'s>,
-        size: u32,
+        size: Number<'s>,
         span: Span,
     },
     Inst(SynInst<'s>),

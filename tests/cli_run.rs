@@ -432,6 +432,49 @@ fn runaway_kernel_is_stopped_by_fuel() {
 }
 
 #[test]
+fn runaway_kernel_is_stopped_by_the_watchdog() {
+    let program = "kernel @spin workgroup(64) {\n  loop {\n  }\n}\n";
+    let dir = scratch("watchdog", &[("spin.warp", program)]);
+    let err = fails(
+        &dir,
+        &[
+            "run",
+            "spin.warp",
+            "--grid",
+            "5",
+            "--sms",
+            "2",
+            "--watchdog",
+            "0.2",
+        ],
+    );
+    assert!(
+        err.contains(
+            "kernel @spin: stopped by the watchdog after 0.2 s with 0 of 5 workgroups finished"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--watchdog SECONDS"), "{err}");
+}
+
+#[test]
+fn the_summary_says_how_many_sms_ran() {
+    let dir = scratch("sms", &[("copy.warp", COPY)]);
+    let buffers = ["--buffer", "src=iota:8", "--buffer", "dst=zeros:8"];
+    let with = |extra: &[&str]| {
+        let mut args = vec!["run", "copy.warp"];
+        args.extend_from_slice(&buffers);
+        args.extend_from_slice(extra);
+        ok(&dir, &args)
+    };
+    let out = with(&["--sms", "1"]);
+    assert!(out.contains(" on 1 SM, "), "{out}");
+    // One workgroup keeps all but one SM idle.
+    let out = with(&["--sms", "3", "--warps-per-sm", "1", "--watchdog", "0"]);
+    assert!(out.contains(" on 1 of 3 SMs, "), "{out}");
+}
+
+#[test]
 fn verbose_logs_go_to_stderr() {
     let dir = scratch("verbose", &[("copy.warp", COPY)]);
     let run = warpjit(
@@ -505,6 +548,10 @@ fn bad_options_give_one_line_naming_the_option() {
         (&["--warps-per-sm", "0"], &["--warps-per-sm"]),
         (&["--fuel", "-5"], &["--fuel", "-5"]),
         (&["--fuel", "lots"], &["--fuel"]),
+        (&["--sms", "2000"], &["--sms 2000", "at most 1024 SMs"]),
+        (&["--watchdog", "-1"], &["--watchdog", "-1"]),
+        (&["--watchdog", "soon"], &["--watchdog", "seconds"]),
+        (&["--watchdog", "nan"], &["--watchdog"]),
         (&["--param", "x=1"], &["--param x=1", "no parameter %x"]),
         (&["--frobnicate"], &["--frobnicate"]),
     ];

@@ -11,8 +11,9 @@ pub struct RunArgs {
     /// The .warp file; its `//! run:` lines give default options.
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    // Boxed: the options are far larger than the other commands' arguments.
     #[command(flatten)]
-    options: RunOptions,
+    options: Box<RunOptions>,
 }
 
 pub fn run(args: RunArgs) -> CommandResult {
@@ -24,7 +25,7 @@ pub fn run(args: RunArgs) -> CommandResult {
             err_text!("{}", diagnostics.render(&file, &source));
             Failure::Reported
         })?;
-    let options = run::options_from_source(&file, &source)?.then(args.options);
+    let options = run::options_from_source(&file, &source)?.then(*args.options);
     tracing::debug!(?options, "run options");
     let mut plan = run::plan(&module, &options)?;
     let outcome = run::execute(&module, &mut plan)?;
@@ -48,8 +49,14 @@ pub fn run(args: RunArgs) -> CommandResult {
         if workgroups == 1 { "" } else { "s" },
         if invocations == 1 { "" } else { "s" },
     );
+    let used = outcome.report.sms_used();
+    let sms = if used == outcome.sm_count {
+        format!("{used} SM{}", if used == 1 { "" } else { "s" })
+    } else {
+        format!("{used} of {} SMs", outcome.sm_count)
+    };
     out_line!(
-        "  time {}, {} statements executed",
+        "  time {} on {sms}, {} statements executed",
         show_duration(outcome.wall),
         outcome.report.statements
     );

@@ -1,6 +1,6 @@
-//! A kernel run: options -> plan (checked against the module) -> launch on a
-//! backend -> buffers printed and written. The CLI and the filetest runner
-//! both go through here.
+//! A kernel run: options -> plan (checked against the module) -> launch on
+//! the runtime -> buffers printed and written. The CLI and the filetest
+//! runner both go through here.
 
 pub mod options;
 pub mod output;
@@ -10,14 +10,20 @@ pub use options::{Backend, RunOptions};
 pub use plan::{plan, RunPlan};
 
 use crate::directives::{self, DirectiveKind};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_ir::interp::{self, ExecError, LaunchConfig, LaunchReport};
+use warpjit_ir::interp::ExecError;
 use warpjit_ir::VerifiedModule;
+use warpjit_runtime::{
+    Buffer, InterpreterBackend, LaunchError, LaunchReport, Runtime, RuntimeConfig,
+};
 
 /// What a launch did and how long it took.
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
     pub report: LaunchReport,
+    /// The SMs the runtime had.
+    pub sm_count: u32,
     pub wall: Duration,
 }
 
@@ -34,9 +40,10 @@ pub fn options_from_source(file: &str, source: &str) -> Result<RunOptions, Strin
     Ok(options)
 }
 
-/// Launches the planned kernel; the buffers in `plan` are updated in place.
+/// Launches the planned kernel on a runtime of its own; the buffers in
+/// `plan` are updated in place.
 pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome, String> {
-    let mut config = LaunchConfig::new(plan.grid.0, plan.workgroup.0);
+    let mut config = RuntimeConfig::default();
     if let Some(sms) = plan.sm_count {
         config.sm_count = sms;
     }
@@ -44,6 +51,7 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         config.warps_per_sm = warps;
     }
     config.fuel = plan.fuel;
+    config.watchdog = plan.watchdog;
     tracing::info!(
         kernel = %plan.kernel_name,
         grid = %plan.grid,
@@ -51,30 +59,59 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         sm_count = config.sm_count,
         warps_per_sm = config.warps_per_sm,
         fuel = ?config.fuel,
+        watchdog = ?config.watchdog,
         backend = plan.backend.name(),
         "launch"
     );
+    let sm_count = config.sm_count;
+    let runtime = match plan.backend {
+        Backend::Interp => Runtime::with_backend(config, Arc::new(InterpreterBackend)),
+    }
+    .map_err(|e| e.to_string())?;
+    let kernel = runtime
+        .prepare_function(module.clone(), plan.kernel)
+        .map_err(|e| e.to_string())?;
+    let mut buffers = Vec::with_capacity(plan.buffers.len());
+    for (bytes, decl) in plan.buffers.iter().zip(&module.buffers) {
+        let buffer =
+            Buffer::from_bytes(bytes).map_err(|e| format!("buffer @{}: {e}", decl.name))?;
+        buffers.push(buffer);
+    }
+
     let start = Instant::now();
-    let result = match plan.backend {
-        Backend::Interp => interp::launch(
-            module,
-            plan.kernel,
-            &config,
-            &plan.params,
-            &mut plan.buffers,
-        ),
-    };
+    let result = runtime.launch(
+        &kernel,
+        plan.grid.0,
+        plan.workgroup.0,
+        &plan.params,
+        &mut buffers,
+    );
     let wall = start.elapsed();
+    for (bytes, buffer) in plan.buffers.iter_mut().zip(&buffers) {
+        buffer.copy_to(bytes);
+    }
     let report = result.map_err(|e| match e {
-        ExecError::FuelExhausted { .. } => format!(
+        LaunchError::Exec(ExecError::FuelExhausted { .. }) => format!(
             "{e}; --fuel {} statements per warp",
             plan.fuel.unwrap_or_default()
         ),
-        ExecError::InvalidLaunch(_) => {
+        LaunchError::Watchdog { .. } => {
+            format!("{e}; --watchdog SECONDS sets the budget (0: none)")
+        }
+        LaunchError::Invalid(_) => {
             format!("{e} (grid {}, workgroup {})", plan.grid, plan.workgroup)
         }
         other => other.to_string(),
     })?;
-    tracing::info!(statements = report.statements, ?wall, "launch finished");
-    Ok(RunOutcome { report, wall })
+    tracing::info!(
+        statements = report.statements,
+        sms_used = report.sms_used(),
+        ?wall,
+        "launch finished"
+    );
+    Ok(RunOutcome {
+        report,
+        sm_count,
+        wall,
+    })
 }

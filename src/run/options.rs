@@ -5,12 +5,14 @@
 use crate::buffers::BufferSpec;
 use crate::values::{self, parse_format};
 use clap::Parser;
+use std::time::Duration;
 use warpjit_ir::NumFormat;
 
-/// Which engine executes the kernel.
+/// Which engine executes the kernel's workgroups on the runtime's SMs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
-    /// The reference interpreter: lane by lane, the semantics oracle.
+    /// The reference interpreter (lane by lane, the semantics oracle) on the
+    /// multithreaded runtime.
     #[default]
     Interp,
 }
@@ -53,18 +55,21 @@ pub struct RunOptions {
     /// Image size for .pgm outputs.
     #[arg(long, value_name = "WxH", value_parser = ImageSize::parse)]
     pub image: Option<ImageSize>,
-    /// Execution engine.
+    /// Execution engine of each workgroup.
     #[arg(long, value_enum, value_name = "BACKEND")]
     pub backend: Option<Backend>,
-    /// Simulated SM count (default: one per core).
+    /// Simulated SMs, one thread each (default: one per core; at most 1024).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub sms: Option<u32>,
-    /// Warp slots per SM (default 64).
+    /// Warp slots per SM; a workgroup may not have more warps (default 64).
     #[arg(long = "warps-per-sm", value_name = "N", allow_negative_numbers = true)]
     pub warps_per_sm: Option<u32>,
     /// Statements each warp may execute before the run is stopped.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub fuel: Option<u64>,
+    /// Stop the run after this many seconds of wall time (default 60; 0: never).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub watchdog: Option<Duration>,
 }
 
 impl RunOptions {
@@ -80,6 +85,7 @@ impl RunOptions {
         self.sms = later.sms.or(self.sms);
         self.warps_per_sm = later.warps_per_sm.or(self.warps_per_sm);
         self.fuel = later.fuel.or(self.fuel);
+        self.watchdog = later.watchdog.or(self.watchdog);
         self.params.extend(later.params);
         self.buffers.extend(later.buffers);
         self.prints.extend(later.prints);
@@ -139,6 +145,18 @@ pub fn one_line_clap_error(error: &clap::Error) -> String {
         .strip_prefix("error: ")
         .unwrap_or(&joined)
         .to_string()
+}
+
+/// A number of seconds, `60` or `0.5`; 0 means no limit.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(format!("`{text}`: seconds must be 0 or more"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("`{text}` seconds is too long"))
 }
 
 /// Three dimensions, written `X`, `X,Y` or `X,Y,Z` (missing ones are 1).
@@ -493,6 +511,16 @@ mod tests {
         assert_eq!(merged.grid, Some(Dims([2, 1, 1])));
         assert_eq!(merged.params.len(), 2);
         assert_eq!(merged.params[1].value, "2");
+    }
+
+    #[test]
+    fn watchdog_seconds_are_non_negative_numbers() {
+        assert_eq!(parse_seconds("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_seconds("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "nan", "inf", "soon", "1e300"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 use super::options::{describe, BufferRef, Dims, ElemRange, ImageSize, Radix, RunOptions};
 use super::Backend;
 use std::path::PathBuf;
+use std::time::Duration;
 use warpjit_ir::{FuncId, FuncKind, Module, NumFormat};
+use warpjit_runtime::MAX_SM_COUNT;
 
 /// A run, fully resolved.
 #[derive(Clone, Debug)]
@@ -24,6 +26,8 @@ pub struct RunPlan {
     pub sm_count: Option<u32>,
     pub warps_per_sm: Option<u32>,
     pub fuel: Option<u64>,
+    /// Wall-time budget of the launch (None: no limit).
+    pub watchdog: Option<Duration>,
 }
 
 /// Print elements `start..end` of buffer `buffer` after the run.
@@ -54,6 +58,9 @@ pub struct OutputPlan {
     pub label: String,
 }
 
+/// Wall-time budget of a run unless `--watchdog` says otherwise.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(60);
+
 /// Workgroup size when the kernel declares none: one full warp.
 pub const DEFAULT_WORKGROUP: [u32; 3] = [32, 1, 1];
 
@@ -70,6 +77,11 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
     let grid = options.grid.unwrap_or(Dims([1, 1, 1]));
     if options.sms == Some(0) {
         return Err("--sms 0: need at least one SM".into());
+    }
+    if let Some(sms) = options.sms.filter(|&n| n > MAX_SM_COUNT) {
+        return Err(format!(
+            "--sms {sms}: at most {MAX_SM_COUNT} SMs (one thread each)"
+        ));
     }
     if options.warps_per_sm == Some(0) {
         return Err("--warps-per-sm 0: need at least one warp slot".into());
@@ -91,6 +103,7 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
         sm_count: options.sms,
         warps_per_sm: options.warps_per_sm,
         fuel: options.fuel,
+        watchdog: Some(options.watchdog.unwrap_or(DEFAULT_WATCHDOG)).filter(|d| !d.is_zero()),
     })
 }
 

@@ -12,6 +12,7 @@ use crate::ops::{Builtin, Op};
 use crate::semantics;
 use crate::types::Type;
 use crate::WARP_SIZE;
+use std::sync::atomic::AtomicBool;
 
 /// What the warp does after a statement.
 pub(crate) enum Flow {
@@ -31,6 +32,10 @@ pub(crate) struct Env<'m, 'a> {
     pub shared: Vec<Vec<u8>>,
     pub memory: &'a mut dyn GlobalMemory,
     pub faults: &'a mut FaultReport,
+    /// The SM warp slot of warp 0 (`warp_id` = slot + warp index).
+    pub first_warp_slot: u32,
+    /// Raised by the caller to stop the workgroup before its next statement.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 /// One instruction being executed in one frame under one execution mask.
@@ -182,7 +187,7 @@ pub(crate) fn exec_inst<'m>(
         Op::Atom { mem, op, format } => {
             access::atomic(&mut cx, env, warp_index, helpers, *mem, *op, *format)
         }
-        Op::MemBar => {}
+        Op::MemBar => env.memory.fence(),
         Op::Demote | Op::Barrier | Op::Call(_) => {}
     }
     Ok(Flow::Next)
@@ -216,7 +221,7 @@ fn builtin_value(b: Builtin, env: &Env<'_, '_>, warp_index: u32, helpers: u32, l
         | Builtin::LaneMaskGt
         | Builtin::LaneMaskLe
         | Builtin::LaneMaskLt => semantics::lane_mask(b, lane),
-        Builtin::WarpId => warp_index,
+        Builtin::WarpId => env.first_warp_slot.wrapping_add(warp_index),
         Builtin::SmId => env.sm_id,
         Builtin::WarpSize => WARP_SIZE,
         Builtin::WarpsPerSm => env.cfg.warps_per_sm,

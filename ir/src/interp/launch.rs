@@ -11,6 +11,7 @@ use super::{ExecError, LaunchConfig, LaunchReport};
 use crate::module::{FuncId, Function, Module};
 use crate::verify::VerifiedModule;
 use crate::WARP_SIZE;
+use std::sync::atomic::AtomicBool;
 
 /// Most threads a workgroup may have.
 const MAX_WORKGROUP_THREADS: u64 = 1024;
@@ -31,17 +32,13 @@ pub fn launch(
     for z in 0..cfg.grid[2] {
         for y in 0..cfg.grid[1] {
             for x in 0..cfg.grid[0] {
-                let sm_id = (linear % u64::from(cfg.sm_count)) as u32;
-                run_validated(
-                    module,
-                    kernel_fn,
-                    cfg,
-                    [x, y, z],
-                    sm_id,
-                    params,
-                    memory,
-                    &mut report,
-                )?;
+                let run = WorkgroupRun {
+                    workgroup_id: [x, y, z],
+                    sm_id: (linear % u64::from(cfg.sm_count)) as u32,
+                    first_warp_slot: 0,
+                    cancel: None,
+                };
+                run_validated(module, kernel_fn, cfg, &run, params, memory, &mut report)?;
                 linear += 1;
             }
         }
@@ -49,7 +46,8 @@ pub fn launch(
     Ok(report)
 }
 
-/// Runs one workgroup on SM `sm_id`, adding to `report`.
+/// Runs one workgroup on SM `sm_id`, its warps in slots 0, 1, ..., adding
+/// to `report`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_workgroup(
     module: &VerifiedModule,
@@ -61,7 +59,44 @@ pub fn run_workgroup(
     memory: &mut dyn GlobalMemory,
     report: &mut LaunchReport,
 ) -> Result<(), ExecError> {
+    let placement = Placement {
+        workgroup_id,
+        sm_id,
+        first_warp_slot: 0,
+    };
+    run_workgroup_placed(module, kernel, cfg, placement, params, memory, report, None)
+}
+
+/// Where a workgroup runs: its id in the grid, its SM, and the SM warp slot
+/// of its warp 0 (warp `i` of the workgroup has `warp_id` =
+/// `first_warp_slot + i`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub workgroup_id: [u32; 3],
+    pub sm_id: u32,
+    pub first_warp_slot: u32,
+}
+
+/// Runs one workgroup where `placement` says, adding to `report`. When
+/// `cancel` is raised the workgroup stops before its next statement with
+/// [`ExecError::Cancelled`]; its memory writes so far remain.
+#[allow(clippy::too_many_arguments)]
+pub fn run_workgroup_placed(
+    module: &VerifiedModule,
+    kernel: FuncId,
+    cfg: &LaunchConfig,
+    placement: Placement,
+    params: &[u64],
+    memory: &mut dyn GlobalMemory,
+    report: &mut LaunchReport,
+    cancel: Option<&AtomicBool>,
+) -> Result<(), ExecError> {
     let kernel_fn = validate(module, kernel, cfg, params, &*memory)?;
+    let Placement {
+        workgroup_id,
+        sm_id,
+        first_warp_slot,
+    } = placement;
     for d in 0..3 {
         if workgroup_id[d] >= cfg.grid[d] {
             return Err(invalid(format!(
@@ -76,16 +111,20 @@ pub fn run_workgroup(
             cfg.sm_count
         )));
     }
-    run_validated(
-        module,
-        kernel_fn,
-        cfg,
+    let warps = cfg.warps_per_workgroup();
+    if u64::from(first_warp_slot) + warps > u64::from(cfg.warps_per_sm) {
+        return Err(invalid(format!(
+            "{warps} warps from slot {first_warp_slot} do not fit in {} warp slots",
+            cfg.warps_per_sm
+        )));
+    }
+    let run = WorkgroupRun {
         workgroup_id,
         sm_id,
-        params,
-        memory,
-        report,
-    )
+        first_warp_slot,
+        cancel,
+    };
+    run_validated(module, kernel_fn, cfg, &run, params, memory, report)
 }
 
 /// Checks a launch: the kernel, the configuration, the parameters (count,
@@ -179,17 +218,24 @@ fn validate<'m>(
     Ok(kernel_fn)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One workgroup's place and cancellation flag, checked against the launch.
+struct WorkgroupRun<'a> {
+    workgroup_id: [u32; 3],
+    sm_id: u32,
+    first_warp_slot: u32,
+    cancel: Option<&'a AtomicBool>,
+}
+
 fn run_validated<'m>(
     module: &'m Module,
     kernel: &'m Function,
     cfg: &LaunchConfig,
-    workgroup_id: [u32; 3],
-    sm_id: u32,
+    run: &WorkgroupRun<'_>,
     params: &[u64],
     memory: &mut dyn GlobalMemory,
     report: &mut LaunchReport,
 ) -> Result<(), ExecError> {
+    let workgroup_id = run.workgroup_id;
     let mut shared = Vec::with_capacity(module.shared.len());
     for decl in &module.shared {
         let mut bytes = Vec::new();
@@ -223,10 +269,12 @@ fn run_validated<'m>(
         cfg,
         params,
         workgroup_id,
-        sm_id,
+        sm_id: run.sm_id,
         shared,
         memory,
         faults: &mut report.faults,
+        first_warp_slot: run.first_warp_slot,
+        cancel: run.cancel,
     };
     let result = run_warps(&mut warps, &mut env);
     let statements: u64 = warps.iter().map(|w| w.statements).sum();

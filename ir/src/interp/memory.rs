@@ -25,6 +25,10 @@ pub trait GlobalMemory {
         v: u64,
         v2: u64,
     ) -> u64;
+    /// `membar`: orders this warp's earlier memory accesses before its later
+    /// ones as other threads see them. Memory that only one thread touches
+    /// needs nothing.
+    fn fence(&mut self) {}
 }
 
 impl GlobalMemory for [Vec<u8>] {

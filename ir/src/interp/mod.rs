@@ -16,6 +16,11 @@
 //!
 //! The interpreter never panics on a verified module, whatever the inputs:
 //! runaway kernels are stopped by fuel, memory errors are counted as faults.
+//!
+//! [`launch`] runs a whole grid on the calling thread. A multithreaded
+//! runtime instead calls [`run_workgroup_placed`] from its SM threads,
+//! choosing each workgroup's SM and warp slots and passing a cancellation
+//! flag that every warp checks before each statement, as it spends fuel.
 
 mod access;
 mod collective;
@@ -24,7 +29,7 @@ mod launch;
 mod memory;
 mod warp;
 
-pub use launch::{launch, run_workgroup, validate_launch};
+pub use launch::{launch, run_workgroup, run_workgroup_placed, validate_launch, Placement};
 pub use memory::{atomic_on_bytes, AccessKind, Fault, FaultReport, GlobalMemory};
 
 use crate::module::{FuncId, FuncKind, Module};
@@ -37,7 +42,9 @@ pub struct LaunchConfig {
     pub grid: [u32; 3],
     /// Threads per workgroup in each dimension (product 1..=1024).
     pub workgroup: [u32; 3],
-    /// Simulated SM count: workgroup `n` (linear, x fastest) runs on SM `n % sm_count`.
+    /// Simulated SM count (`sm_count` in kernels). [`launch`] runs workgroup
+    /// `n` (linear, x fastest) as SM `n % sm_count`; a runtime places
+    /// workgroups itself ([`run_workgroup_placed`]).
     pub sm_count: u32,
     /// Warp slots per SM: a workgroup may not have more warps than this.
     pub warps_per_sm: u32,
@@ -129,6 +136,9 @@ pub enum ExecError {
     },
     /// Shared or private memory could not be allocated.
     OutOfMemory { what: String, bytes: u64 },
+    /// The caller's cancellation flag was raised (a watchdog, or another
+    /// SM's error); the workgroup stopped before its next statement.
+    Cancelled,
 }
 
 impl ExecError {
@@ -145,7 +155,7 @@ impl ExecError {
                 *workgroup = workgroup_id;
                 *warp = warp_index;
             }
-            ExecError::InvalidLaunch(_) | ExecError::OutOfMemory { .. } => {}
+            ExecError::InvalidLaunch(_) | ExecError::OutOfMemory { .. } | ExecError::Cancelled => {}
         }
         self
     }
@@ -168,6 +178,7 @@ impl fmt::Display for ExecError {
             ExecError::OutOfMemory { what, bytes } => {
                 write!(f, "out of memory: cannot allocate {bytes} bytes for {what}")
             }
+            ExecError::Cancelled => write!(f, "the launch was cancelled"),
         }
     }
 }

@@ -13,6 +13,7 @@ use super::exec::{self, Env, Flow};
 use super::ExecError;
 use crate::module::{Function, Inst, Operand, Place, Stmt};
 use crate::WARP_SIZE;
+use std::sync::atomic::Ordering;
 
 /// One value per lane.
 pub(crate) type Lanes = [u64; WARP_SIZE as usize];
@@ -260,6 +261,11 @@ impl<'m> WarpState<'m> {
             if self.frames.is_empty() {
                 self.status = WarpStatus::Finished;
                 return Ok(self.status);
+            }
+            // Every statement and every loop iteration passes here, so a
+            // raised flag stops even an empty infinite loop.
+            if env.cancel.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+                return Err(ExecError::Cancelled);
             }
             let mask = self.exec_mask();
             let frame = self.frame_mut();

@@ -1,0 +1,470 @@
+//! Global memory: buffers shared by every SM thread of a launch.
+//!
+//! A buffer's bytes live in 64-bit words that are only ever accessed with
+//! atomic operations, all of one size, so kernels that race (two SMs storing
+//! to the same bytes) get some interleaving of whole accesses and never
+//! undefined behaviour of the host program. Bytes are little-endian within a
+//! word whatever the host, so memory means the same bytes everywhere.
+//!
+//! | access | how |
+//! | --- | --- |
+//! | load | relaxed loads of the words it covers |
+//! | store of a whole word | relaxed store |
+//! | store of part of a word | compare-and-swap loop that replaces only its bytes, so stores to neighbouring bytes are never lost |
+//! | atomic (`atom.*`, 32 or 64 bits, naturally aligned) | compare-and-swap loop on the word around it (acquire-release) applying `semantics::atomic_update` |
+//! | `membar` | a sequentially consistent fence |
+
+use crate::error::AllocError;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::Arc;
+use warpjit_ir::interp::GlobalMemory;
+use warpjit_ir::{semantics, AtomOp, NumFormat};
+
+/// Bytes per storage word.
+const WORD_BYTES: u64 = 8;
+
+/// The bytes of one buffer, shared by the host's [`Buffer`] and the SM
+/// threads of a running launch.
+pub(crate) struct Storage {
+    words: Vec<AtomicU64>,
+    len: u64,
+}
+
+impl Storage {
+    /// `len` bytes taken from `bytes` (zeros once it runs out).
+    fn from_bytes(len: u64, mut bytes: impl Iterator<Item = u8>) -> Result<Storage, AllocError> {
+        let count =
+            usize::try_from(len.div_ceil(WORD_BYTES)).map_err(|_| AllocError { bytes: len })?;
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(count)
+            .map_err(|_| AllocError { bytes: len })?;
+        for _ in 0..count {
+            let mut word = [0u8; WORD_BYTES as usize];
+            for byte in word.iter_mut() {
+                match bytes.next() {
+                    Some(b) => *byte = b,
+                    None => break,
+                }
+            }
+            words.push(AtomicU64::new(u64::from_le_bytes(word)));
+        }
+        Ok(Storage { words, len })
+    }
+
+    fn zeroed(len: u64) -> Result<Storage, AllocError> {
+        Storage::from_bytes(len, std::iter::empty())
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn in_bounds(&self, offset: u64, size: usize) -> bool {
+        offset
+            .checked_add(size as u64)
+            .is_some_and(|end| end <= self.len)
+    }
+
+    /// The words and byte ranges of `size` bytes from `offset`:
+    /// (word index, first byte in the word, bytes, position in the access).
+    fn pieces(offset: u64, size: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        let mut done = 0usize;
+        std::iter::from_fn(move || {
+            if done == size {
+                return None;
+            }
+            let at = offset + done as u64;
+            let first = (at % WORD_BYTES) as usize;
+            let n = (WORD_BYTES as usize - first).min(size - done);
+            let piece = ((at / WORD_BYTES) as usize, first, n, done);
+            done += n;
+            Some(piece)
+        })
+    }
+
+    /// Reads `out.len()` bytes from `offset`; out of bounds reads zeros.
+    pub(crate) fn read(&self, offset: u64, out: &mut [u8]) {
+        if !self.in_bounds(offset, out.len()) {
+            out.fill(0);
+            return;
+        }
+        for (index, first, n, at) in Storage::pieces(offset, out.len()) {
+            let word = self.words[index].load(Ordering::Relaxed).to_le_bytes();
+            out[at..at + n].copy_from_slice(&word[first..first + n]);
+        }
+    }
+
+    /// Writes `data` at `offset`; out of bounds writes nothing.
+    pub(crate) fn write(&self, offset: u64, data: &[u8]) {
+        if !self.in_bounds(offset, data.len()) {
+            return;
+        }
+        for (index, first, n, at) in Storage::pieces(offset, data.len()) {
+            let word = &self.words[index];
+            let part = &data[at..at + n];
+            if n == WORD_BYTES as usize {
+                let mut whole = [0u8; WORD_BYTES as usize];
+                whole.copy_from_slice(part);
+                word.store(u64::from_le_bytes(whole), Ordering::Relaxed);
+            } else {
+                let mut current = word.load(Ordering::Relaxed);
+                loop {
+                    let mut bytes = current.to_le_bytes();
+                    bytes[first..first + n].copy_from_slice(part);
+                    let next = u64::from_le_bytes(bytes);
+                    match word.compare_exchange_weak(
+                        current,
+                        next,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => break,
+                        Err(actual) => current = actual,
+                    }
+                }
+            }
+        }
+    }
+
+    /// One atomic update of the `elem` at `offset` (rounded down to the
+    /// element's alignment); returns the bits memory held before it. Out of
+    /// bounds: nothing happens and the result is 0.
+    pub(crate) fn atomic(&self, offset: u64, op: AtomOp, elem: NumFormat, v: u64, v2: u64) -> u64 {
+        let size = u64::from(elem.bytes());
+        let offset = offset & !(size - 1);
+        if !self.in_bounds(offset, size as usize) {
+            return 0;
+        }
+        let word = &self.words[(offset / WORD_BYTES) as usize];
+        let shift = (offset % WORD_BYTES) * 8;
+        let mask = if size >= WORD_BYTES {
+            u64::MAX
+        } else {
+            (1u64 << (size * 8)) - 1
+        };
+        let mut current = word.load(Ordering::Relaxed);
+        loop {
+            let old = (current >> shift) & mask;
+            // CSWAP with a different value stores nothing.
+            let Some(new) = semantics::atomic_update(op, elem, old, v, v2) else {
+                return old;
+            };
+            let next = (current & !(mask << shift)) | ((new & mask) << shift);
+            match word.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return old,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.words
+            .iter()
+            .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
+            .take(usize::try_from(self.len).unwrap_or(usize::MAX))
+    }
+}
+
+/// A value type that buffers hold and parameters take: its little-endian
+/// bits, zero-extended to 64.
+pub trait Element: Copy + sealed::Sealed {
+    /// The memory format of this type.
+    const FORMAT: NumFormat;
+    /// Bytes per element.
+    const BYTES: usize;
+    /// The bit pattern, zero-extended (an `i32` of -1 is `0xffffffff`).
+    fn to_bits(self) -> u64;
+    /// The value of the low `BYTES` bytes of `bits`.
+    fn from_bits(bits: u64) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! integer_element {
+    ($($t:ty, $unsigned:ty, $format:ident);* $(;)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const FORMAT: NumFormat = NumFormat::$format;
+            const BYTES: usize = std::mem::size_of::<$t>();
+            fn to_bits(self) -> u64 {
+                u64::from(self as $unsigned)
+            }
+            fn from_bits(bits: u64) -> $t {
+                bits as $unsigned as $t
+            }
+        }
+    )*};
+}
+
+integer_element! {
+    u8, u8, U8;
+    i8, u8, S8;
+    u16, u16, U16;
+    i16, u16, S16;
+    u32, u32, U32;
+    i32, u32, S32;
+    u64, u64, U64;
+    i64, u64, S64;
+}
+
+impl sealed::Sealed for f32 {}
+impl Element for f32 {
+    const FORMAT: NumFormat = NumFormat::F32;
+    const BYTES: usize = 4;
+    fn to_bits(self) -> u64 {
+        u64::from(f32::to_bits(self))
+    }
+    fn from_bits(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl sealed::Sealed for f64 {}
+impl Element for f64 {
+    const FORMAT: NumFormat = NumFormat::F64;
+    const BYTES: usize = 8;
+    fn to_bits(self) -> u64 {
+        f64::to_bits(self)
+    }
+    fn from_bits(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+}
+
+/// A kernel parameter's bit pattern: `param(2.5f32)`, `param(-1i32)`
+/// (= `0xffffffff`). A `bool` parameter is `u64::from(b)`.
+pub fn param<T: Element>(value: T) -> u64 {
+    value.to_bits()
+}
+
+/// A buffer of global memory, bound to a kernel's `buffer` declaration at
+/// launch. Its bytes are zero-initialised or copied in when it is made and
+/// read back after launches; every allocation is fallible.
+pub struct Buffer {
+    storage: Arc<Storage>,
+}
+
+impl Buffer {
+    /// `len` zero bytes.
+    pub fn zeroed(len: u64) -> Result<Buffer, AllocError> {
+        Ok(Buffer {
+            storage: Arc::new(Storage::zeroed(len)?),
+        })
+    }
+
+    /// `count` zero elements of `format`.
+    pub fn zeros(format: NumFormat, count: u64) -> Result<Buffer, AllocError> {
+        let len = count
+            .checked_mul(u64::from(format.bytes()))
+            .ok_or(AllocError { bytes: u64::MAX })?;
+        Buffer::zeroed(len)
+    }
+
+    /// A copy of `bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Buffer, AllocError> {
+        Ok(Buffer {
+            storage: Arc::new(Storage::from_bytes(
+                bytes.len() as u64,
+                bytes.iter().copied(),
+            )?),
+        })
+    }
+
+    /// The elements of `values`, little-endian:
+    /// `Buffer::from_slice(&[1u32, 2, 3])`.
+    pub fn from_slice<T: Element>(values: &[T]) -> Result<Buffer, AllocError> {
+        let len = (values.len() as u64).saturating_mul(T::BYTES as u64);
+        let bytes = values
+            .iter()
+            .flat_map(|v| v.to_bits().to_le_bytes().into_iter().take(T::BYTES));
+        Ok(Buffer {
+            storage: Arc::new(Storage::from_bytes(len, bytes)?),
+        })
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.storage.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.storage.len == 0
+    }
+
+    /// The whole elements the buffer holds as `T` (a trailing partial
+    /// element is left out): `buffer.to_vec::<f32>()`.
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        let mut values = Vec::with_capacity((self.storage.len / T::BYTES as u64) as usize);
+        let mut element = [0u8; 8];
+        let mut filled = 0;
+        for byte in self.storage.bytes() {
+            element[filled] = byte;
+            filled += 1;
+            if filled == T::BYTES {
+                values.push(T::from_bits(u64::from_le_bytes(element)));
+                element = [0; 8];
+                filled = 0;
+            }
+        }
+        values
+    }
+
+    /// A copy of the bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.storage.bytes().collect()
+    }
+
+    /// Copies the first `out.len()` bytes into `out` (zeros past the end).
+    pub fn copy_to(&self, out: &mut [u8]) {
+        let n = out
+            .len()
+            .min(usize::try_from(self.storage.len).unwrap_or(usize::MAX));
+        self.storage.read(0, &mut out[..n]);
+        out[n..].fill(0);
+    }
+
+    pub(crate) fn storage(&self) -> &Arc<Storage> {
+        &self.storage
+    }
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer({} bytes)", self.storage.len)
+    }
+}
+
+/// One SM thread's access to a launch's buffers (buffer `i` is the
+/// module's `buffers[i]`). It implements the interpreter's
+/// [`GlobalMemory`]; a compiled backend reads and writes the same atomic
+/// words through [`SmMemory::words`].
+pub struct SmMemory<'a> {
+    buffers: &'a [Arc<Storage>],
+}
+
+impl<'a> SmMemory<'a> {
+    pub(crate) fn new(buffers: &'a [Arc<Storage>]) -> SmMemory<'a> {
+        SmMemory { buffers }
+    }
+
+    /// The words of buffer `buffer` and its length in bytes; the last word
+    /// may extend past the length. Byte `i` of the buffer is byte `i % 8`
+    /// (little-endian) of word `i / 8`, so on a little-endian host the
+    /// words' memory (`AtomicU64::as_ptr`) holds the buffer's bytes in order,
+    /// which compiled code may address directly with atomic accesses.
+    pub fn words(&self, buffer: u32) -> Option<(&'a [AtomicU64], u64)> {
+        self.buffers
+            .get(buffer as usize)
+            .map(|s| (s.words.as_slice(), s.len))
+    }
+}
+
+impl GlobalMemory for SmMemory<'_> {
+    fn buffer_count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    fn buffer_len(&self, buffer: u32) -> u64 {
+        self.buffers.get(buffer as usize).map_or(0, |s| s.len())
+    }
+
+    fn read(&mut self, buffer: u32, offset: u64, out: &mut [u8]) {
+        match self.buffers.get(buffer as usize) {
+            Some(storage) => storage.read(offset, out),
+            None => out.fill(0),
+        }
+    }
+
+    fn write(&mut self, buffer: u32, offset: u64, data: &[u8]) {
+        if let Some(storage) = self.buffers.get(buffer as usize) {
+            storage.write(offset, data);
+        }
+    }
+
+    fn atomic(
+        &mut self,
+        buffer: u32,
+        offset: u64,
+        op: AtomOp,
+        elem: NumFormat,
+        v: u64,
+        v2: u64,
+    ) -> u64 {
+        self.buffers
+            .get(buffer as usize)
+            .map_or(0, |storage| storage.atomic(offset, op, elem, v, v2))
+    }
+
+    fn fence(&mut self) {
+        fence(Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_across_word_boundaries() {
+        let data: Vec<u8> = (0..21).collect();
+        let storage = Storage::from_bytes(21, data.iter().copied()).expect("small");
+        let mut out = [0u8; 21];
+        storage.read(0, &mut out);
+        assert_eq!(out.to_vec(), data);
+        storage.write(5, &[0xaa, 0xbb, 0xcc, 0xdd, 0xee]);
+        let mut part = [0u8; 7];
+        storage.read(4, &mut part);
+        assert_eq!(part, [4, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 10]);
+        // Out of bounds: reads zeros, writes nothing.
+        let mut past = [9u8; 4];
+        storage.read(19, &mut past);
+        assert_eq!(past, [0; 4]);
+        storage.write(20, &[1, 2]);
+        let mut last = [0u8; 1];
+        storage.read(20, &mut last);
+        assert_eq!(last, [20]);
+    }
+
+    #[test]
+    fn atomics_update_only_their_own_bytes() {
+        let storage = Storage::zeroed(16).expect("small");
+        storage.write(0, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        // The high u32 of word 0 holds 0x08070605.
+        let old = storage.atomic(4, AtomOp::Add, NumFormat::U32, 0xffff_ffff, 0);
+        assert_eq!(old, 0x0807_0605);
+        let mut word = [0u8; 8];
+        storage.read(0, &mut word);
+        assert_eq!(word, [1, 2, 3, 4, 4, 6, 7, 8]);
+        // Misaligned addresses round down to the element.
+        assert_eq!(
+            storage.atomic(13, AtomOp::Exch, NumFormat::U32, 7, 0),
+            0,
+            "bytes 12..16 were zero"
+        );
+        assert_eq!(storage.atomic(12, AtomOp::Add, NumFormat::U32, 0, 0), 7);
+        assert_eq!(storage.atomic(16, AtomOp::Add, NumFormat::U32, 1, 0), 0);
+        assert_eq!(
+            storage.atomic(8, AtomOp::Cswap, NumFormat::U64, 0x7_0000_0000, 1),
+            0x7_0000_0000
+        );
+        assert_eq!(storage.atomic(8, AtomOp::Add, NumFormat::U64, 0, 0), 1);
+    }
+
+    #[test]
+    fn typed_buffers_round_trip() {
+        let values = [-1.5f32, 0.0, f32::MAX, 2.0];
+        let buffer = Buffer::from_slice(&values).expect("small");
+        assert_eq!(buffer.len(), 16);
+        assert_eq!(buffer.to_vec::<f32>(), values);
+        assert_eq!(buffer.to_vec::<u16>()[0..2], [0x0000, 0xbfc0]);
+        let signed = Buffer::from_slice(&[-2i8, 3]).expect("small");
+        assert_eq!(signed.to_bytes(), [0xfe, 3]);
+        assert_eq!(param(-1i32), 0xffff_ffff);
+        assert_eq!(param(1.0f64), 0x3ff0_0000_0000_0000);
+        let zeros = Buffer::zeros(NumFormat::U64, 3).expect("small");
+        assert_eq!(zeros.to_vec::<u64>(), [0, 0, 0]);
+    }
+}

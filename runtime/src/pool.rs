@@ -1,0 +1,303 @@
+//! The SM worker threads and what each does during a launch.
+//!
+//! Every SM is one OS thread that lives as long as its runtime and waits
+//! for launches on its own channel. In a launch each SM claims workgroups
+//! from one shared counter (lowest linear index first) until none are left
+//! or the launch is cancelled, runs each claimed workgroup to completion,
+//! and sends one [`SmOutcome`] back. A panic in the backend is caught per
+//! workgroup, so the thread survives it.
+
+use crate::backend::{Backend, CancelToken, Workgroup};
+use crate::error::ConfigError;
+use crate::kernel::Kernel;
+use crate::memory::{SmMemory, Storage};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig, Placement};
+
+/// Everything the SMs of one launch share.
+pub(crate) struct LaunchJob {
+    pub backend: Arc<dyn Backend>,
+    pub kernel: Kernel,
+    pub config: LaunchConfig,
+    pub params: Vec<u64>,
+    pub buffers: Vec<Arc<Storage>>,
+    /// Number of workgroups in the grid.
+    pub workgroups: u64,
+    /// The next workgroup (linear index) nobody has claimed.
+    next: AtomicU64,
+    /// Workgroups that completed.
+    pub finished: AtomicU64,
+    pub cancel: CancelToken,
+}
+
+impl LaunchJob {
+    pub fn new(
+        backend: Arc<dyn Backend>,
+        kernel: Kernel,
+        config: LaunchConfig,
+        params: Vec<u64>,
+        buffers: Vec<Arc<Storage>>,
+        workgroups: u64,
+    ) -> LaunchJob {
+        LaunchJob {
+            backend,
+            kernel,
+            config,
+            params,
+            buffers,
+            workgroups,
+            next: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            cancel: CancelToken::new(),
+        }
+    }
+
+    /// Claims the next workgroup; never counts past the end, so the counter
+    /// cannot wrap whatever the grid size.
+    fn claim(&self) -> Option<u64> {
+        self.next
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < self.workgroups).then_some(n + 1)
+            })
+            .ok()
+    }
+
+    /// The workgroup id of linear index `n` (x fastest).
+    fn workgroup_id(&self, n: u64) -> [u32; 3] {
+        let [gx, gy, _] = self.config.grid.map(u64::from);
+        [
+            (n % gx) as u32,
+            ((n / gx) % gy) as u32,
+            (n / (gx * gy)) as u32,
+        ]
+    }
+}
+
+/// Why an SM stopped early.
+pub(crate) enum Failure {
+    Exec(ExecError),
+    Panic(String),
+}
+
+/// The failed workgroup of an SM.
+pub(crate) struct SmFailure {
+    pub index: u64,
+    pub workgroup: [u32; 3],
+    pub failure: Failure,
+}
+
+/// What one SM did in a launch.
+pub(crate) struct SmOutcome {
+    pub sm: u32,
+    pub workgroups: u64,
+    pub statements: u64,
+    pub faults: FaultReport,
+    /// Linear index of the first workgroup that faulted on this SM (its
+    /// fault is `faults.first`).
+    pub first_fault_at: Option<u64>,
+    pub failure: Option<SmFailure>,
+}
+
+/// One launch for one SM.
+struct Task {
+    job: Arc<LaunchJob>,
+    done: Sender<SmOutcome>,
+}
+
+struct Worker {
+    jobs: Sender<Task>,
+    thread: JoinHandle<()>,
+}
+
+/// The SM threads of a runtime.
+pub(crate) struct Pool {
+    workers: Vec<Worker>,
+}
+
+impl Pool {
+    pub fn new(sm_count: u32) -> Result<Pool, ConfigError> {
+        let mut workers = Vec::with_capacity(sm_count as usize);
+        for sm in 0..sm_count {
+            workers.push(spawn(sm)?);
+        }
+        Ok(Pool { workers })
+    }
+
+    /// Hands `job` to SM `sm`. A thread that has ended (it should never)
+    /// is replaced first.
+    pub fn dispatch(
+        &mut self,
+        sm: u32,
+        job: &Arc<LaunchJob>,
+        done: &Sender<SmOutcome>,
+    ) -> Result<(), ConfigError> {
+        let index = sm as usize;
+        if self.workers[index].thread.is_finished() {
+            self.workers[index] = spawn(sm)?;
+        }
+        let task = Task {
+            job: Arc::clone(job),
+            done: done.clone(),
+        };
+        if let Err(mpsc::SendError(task)) = self.workers[index].jobs.send(task) {
+            self.workers[index] = spawn(sm)?;
+            self.workers[index]
+                .jobs
+                .send(task)
+                .map_err(|_| ConfigError(format!("SM {sm}'s thread stopped at once")))?;
+        }
+        Ok(())
+    }
+
+    /// Leaves SM `sm`'s thread to finish whatever it is stuck in (it exits
+    /// afterwards, its channel closed) and starts a fresh one.
+    pub fn replace(&mut self, sm: u32) -> Result<(), ConfigError> {
+        self.workers[sm as usize] = spawn(sm)?;
+        Ok(())
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let threads: Vec<JoinHandle<()>> = self
+            .workers
+            .drain(..)
+            .map(|w| {
+                drop(w.jobs);
+                w.thread
+            })
+            .collect();
+        for thread in threads {
+            // An idle thread sees its channel closed and exits.
+            let _ = thread.join();
+        }
+    }
+}
+
+fn spawn(sm: u32) -> Result<Worker, ConfigError> {
+    let (jobs, inbox) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name(format!("warpjit-sm-{sm}"))
+        .spawn(move || serve(sm, inbox))
+        .map_err(|e| ConfigError(format!("cannot start the thread of SM {sm}: {e}")))?;
+    Ok(Worker { jobs, thread })
+}
+
+/// The life of an SM thread: one launch after another until the runtime
+/// goes away.
+fn serve(sm: u32, inbox: Receiver<Task>) {
+    while let Ok(task) = inbox.recv() {
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| run_sm(sm, &task.job))).unwrap_or_else(|payload| {
+                // Not the backend: the runtime's own code. Report it like one.
+                task.job.cancel.cancel();
+                SmOutcome {
+                    sm,
+                    workgroups: 0,
+                    statements: 0,
+                    faults: FaultReport::default(),
+                    first_fault_at: None,
+                    failure: Some(SmFailure {
+                        index: u64::MAX,
+                        workgroup: [0; 3],
+                        failure: Failure::Panic(panic_message(payload.as_ref())),
+                    }),
+                }
+            });
+        // The launcher may have given up waiting; nothing else to do then.
+        let _ = task.done.send(outcome);
+    }
+}
+
+/// SM `sm`'s part of a launch.
+fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
+    let mut outcome = SmOutcome {
+        sm,
+        workgroups: 0,
+        statements: 0,
+        faults: FaultReport::default(),
+        first_fault_at: None,
+        failure: None,
+    };
+    let mut memory = SmMemory::new(&job.buffers);
+    while !job.cancel.is_cancelled() {
+        let Some(index) = job.claim() else {
+            break;
+        };
+        let workgroup_id = job.workgroup_id(index);
+        let work = Workgroup {
+            kernel: &job.kernel,
+            config: &job.config,
+            // One workgroup at a time per SM: its warps take slots from 0.
+            placement: Placement {
+                workgroup_id,
+                sm_id: sm,
+                first_warp_slot: 0,
+            },
+            index,
+            params: &job.params,
+            cancel: &job.cancel,
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            job.backend.run_workgroup(&work, &mut memory)
+        }));
+        let failure = match result {
+            Ok(Ok(report)) => {
+                outcome.workgroups += 1;
+                outcome.statements = outcome.statements.saturating_add(report.statements);
+                // Claims come in increasing order, so this SM's first fault
+                // is its lowest faulting workgroup's.
+                if outcome.first_fault_at.is_none() && report.faults.first.is_some() {
+                    outcome.first_fault_at = Some(index);
+                }
+                outcome.faults.merge(&report.faults);
+                job.finished.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            // Stopped by the watchdog or by another SM's failure.
+            Ok(Err(ExecError::Cancelled)) => break,
+            Ok(Err(e)) => Failure::Exec(e),
+            Err(payload) => Failure::Panic(panic_message(payload.as_ref())),
+        };
+        job.cancel.cancel();
+        outcome.failure = Some(SmFailure {
+            index,
+            workgroup: workgroup_id,
+            failure,
+        });
+        break;
+    }
+    outcome
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic without a message)".to_string()
+    }
+}
+
+/// The report of the SMs' outcomes: counts summed, and the first fault of
+/// the lowest workgroup that faulted, so it does not depend on which SM ran
+/// what.
+pub(crate) fn merge_faults(outcomes: &[SmOutcome]) -> FaultReport {
+    let mut faults = FaultReport::default();
+    for outcome in outcomes {
+        faults.loads = faults.loads.saturating_add(outcome.faults.loads);
+        faults.stores = faults.stores.saturating_add(outcome.faults.stores);
+        faults.atomics = faults.atomics.saturating_add(outcome.faults.atomics);
+    }
+    faults.first = outcomes
+        .iter()
+        .filter_map(|o| Some((o.first_fault_at?, o.faults.first.as_ref()?)))
+        .min_by_key(|(index, _)| *index)
+        .map(|(_, fault): (u64, &Fault)| fault.clone());
+    faults
+}

@@ -1,0 +1,113 @@
+//! The calling convention between compiled kernels and the code that runs them.
+//!
+//! Each kernel becomes one `extern "C" fn(*mut WarpContext)` that runs one
+//! warp of one workgroup to completion. Everything the warp reads from its
+//! surroundings and everything it reports back is in [`WarpContext`]; the
+//! compiled code reads and writes its fields at the byte offsets below, so
+//! the layout is `#[repr(C)]` and must not change without the lowering.
+//!
+//! Masks are `u32` bit sets, bit `l` for lane `l`.
+
+use std::mem::offset_of;
+
+/// One memory the warp can address: `len` bytes at `ptr`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemSpan {
+    pub ptr: *mut u8,
+    pub len: u64,
+}
+
+/// Kinds of out-of-bounds access, as stored in [`WarpContext::first_fault_kind`].
+pub const FAULT_NONE: u32 = 0;
+pub const FAULT_LOAD: u32 = 1;
+pub const FAULT_STORE: u32 = 2;
+pub const FAULT_ATOMIC: u32 = 3;
+
+/// Memory spaces, as stored in [`WarpContext::first_fault_space`].
+pub const SPACE_BUFFER: u32 = 0;
+pub const SPACE_SHARED: u32 = 1;
+pub const SPACE_PRIVATE: u32 = 2;
+
+/// What one warp of a compiled kernel sees.
+#[repr(C)]
+#[derive(Debug)]
+pub struct WarpContext {
+    /// Module parameters as zero-extended bit patterns, in declaration order.
+    pub params: *const u64,
+    /// The module's buffers, by index.
+    pub buffers: *const MemSpan,
+    /// The workgroup's shared memories, by index.
+    pub shared: *const MemSpan,
+    pub workgroup_id: [u32; 3],
+    pub num_workgroups: [u32; 3],
+    pub workgroup_size: [u32; 3],
+    /// Index of this warp in its workgroup (`local_index / 32`).
+    pub warp_index: u32,
+    /// `warp_id`: the warp's slot on its SM.
+    pub warp_slot: u32,
+    pub sm_id: u32,
+    pub sm_count: u32,
+    pub warps_per_sm: u32,
+    /// Lanes that exist (a partial last warp has fewer than 32).
+    pub entry_mask: u32,
+    /// Lanes not killed; `kill` clears bits.
+    pub live_mask: u32,
+    /// Helper lanes; `demote` sets bits.
+    pub helper_mask: u32,
+    /// Out-of-bounds accesses counted by kind.
+    pub load_faults: u64,
+    pub store_faults: u64,
+    pub atomic_faults: u64,
+    /// The first out-of-bounds access: `FAULT_*` kind (`FAULT_NONE`: none yet),
+    /// its lane, memory space and index, and the address before rounding.
+    pub first_fault_kind: u32,
+    pub first_fault_lane: u32,
+    pub first_fault_space: u32,
+    pub first_fault_index: u32,
+    pub first_fault_address: u64,
+    /// For private arrays: the index of the function that owns the array.
+    pub first_fault_function: u32,
+    /// Loop iterations the warp may still start (`u64::MAX`: no limit).
+    /// When it runs out, the warp's lanes are all cleared from the live mask
+    /// (so every loop exits and nothing more is written) and `out_of_fuel`
+    /// is set.
+    pub fuel: u64,
+    pub out_of_fuel: u32,
+}
+
+/// Byte offsets of the fields the compiled code touches.
+pub mod offsets {
+    use super::*;
+    pub const PARAMS: u64 = offset_of!(WarpContext, params) as u64;
+    pub const BUFFERS: u64 = offset_of!(WarpContext, buffers) as u64;
+    pub const SHARED: u64 = offset_of!(WarpContext, shared) as u64;
+    pub const WORKGROUP_ID: u64 = offset_of!(WarpContext, workgroup_id) as u64;
+    pub const NUM_WORKGROUPS: u64 = offset_of!(WarpContext, num_workgroups) as u64;
+    pub const WORKGROUP_SIZE: u64 = offset_of!(WarpContext, workgroup_size) as u64;
+    pub const WARP_INDEX: u64 = offset_of!(WarpContext, warp_index) as u64;
+    pub const WARP_SLOT: u64 = offset_of!(WarpContext, warp_slot) as u64;
+    pub const SM_ID: u64 = offset_of!(WarpContext, sm_id) as u64;
+    pub const SM_COUNT: u64 = offset_of!(WarpContext, sm_count) as u64;
+    pub const WARPS_PER_SM: u64 = offset_of!(WarpContext, warps_per_sm) as u64;
+    pub const ENTRY_MASK: u64 = offset_of!(WarpContext, entry_mask) as u64;
+    pub const LIVE_MASK: u64 = offset_of!(WarpContext, live_mask) as u64;
+    pub const HELPER_MASK: u64 = offset_of!(WarpContext, helper_mask) as u64;
+    pub const LOAD_FAULTS: u64 = offset_of!(WarpContext, load_faults) as u64;
+    pub const STORE_FAULTS: u64 = offset_of!(WarpContext, store_faults) as u64;
+    pub const ATOMIC_FAULTS: u64 = offset_of!(WarpContext, atomic_faults) as u64;
+    pub const FIRST_FAULT_KIND: u64 = offset_of!(WarpContext, first_fault_kind) as u64;
+    pub const FIRST_FAULT_LANE: u64 = offset_of!(WarpContext, first_fault_lane) as u64;
+    pub const FIRST_FAULT_SPACE: u64 = offset_of!(WarpContext, first_fault_space) as u64;
+    pub const FIRST_FAULT_INDEX: u64 = offset_of!(WarpContext, first_fault_index) as u64;
+    pub const FIRST_FAULT_ADDRESS: u64 = offset_of!(WarpContext, first_fault_address) as u64;
+    pub const FIRST_FAULT_FUNCTION: u64 = offset_of!(WarpContext, first_fault_function) as u64;
+    pub const FUEL: u64 = offset_of!(WarpContext, fuel) as u64;
+    pub const OUT_OF_FUEL: u64 = offset_of!(WarpContext, out_of_fuel) as u64;
+    /// Size of a [`MemSpan`] and the offset of its length.
+    pub const SPAN_SIZE: u64 = std::mem::size_of::<MemSpan>() as u64;
+    pub const SPAN_LEN: u64 = offset_of!(MemSpan, len) as u64;
+}
+
+/// The compiled entry point of a kernel: runs one warp.
+pub type KernelFn = unsafe extern "C" fn(*mut WarpContext);

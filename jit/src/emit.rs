@@ -1,0 +1,237 @@
+//! Emission building blocks shared by the lowering: 32-lane vector types,
+//! splats, mask <-> bit-set conversions, intrinsic calls and context fields.
+
+use crate::JitError;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::types::{BasicTypeEnum, IntType, VectorType};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, VectorValue,
+};
+use inkwell::IntPredicate;
+use warpjit_ir::Type;
+
+pub const LANES: u32 = 32;
+
+/// Emission state for one LLVM function.
+pub struct Emit<'ctx, 'a> {
+    pub cx: &'ctx Context,
+    pub module: &'a Module<'ctx>,
+    pub b: Builder<'ctx>,
+}
+
+impl<'ctx> Emit<'ctx, '_> {
+    pub fn i1(&self) -> IntType<'ctx> {
+        self.cx.bool_type()
+    }
+    pub fn i32(&self) -> IntType<'ctx> {
+        self.cx.i32_type()
+    }
+    pub fn i64(&self) -> IntType<'ctx> {
+        self.cx.i64_type()
+    }
+
+    /// The LLVM element type holding one lane of `ty` (f16 as its bits).
+    pub fn elem_type(&self, ty: Type) -> BasicTypeEnum<'ctx> {
+        match ty {
+            Type::Bool => self.cx.bool_type().into(),
+            Type::I8 => self.cx.i8_type().into(),
+            Type::I16 | Type::F16 => self.cx.i16_type().into(),
+            Type::I32 => self.cx.i32_type().into(),
+            Type::I64 => self.cx.i64_type().into(),
+            Type::F32 => self.cx.f32_type().into(),
+            Type::F64 => self.cx.f64_type().into(),
+        }
+    }
+
+    pub fn vec_type(&self, ty: Type) -> VectorType<'ctx> {
+        vec_of(self.elem_type(ty))
+    }
+
+    /// The integer type of `ty`'s width (its bits).
+    pub fn int_of(&self, ty: Type) -> IntType<'ctx> {
+        self.int_t(ty.bits())
+    }
+
+    /// The integer type of a width (1, 8, 16, 32 or 64).
+    pub fn int_t(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            1 => self.cx.bool_type(),
+            8 => self.cx.i8_type(),
+            16 => self.cx.i16_type(),
+            32 => self.cx.i32_type(),
+            _ => self.cx.i64_type(),
+        }
+    }
+
+    pub fn int_vec(&self, bits: u32) -> VectorType<'ctx> {
+        self.int_t(bits).vec_type(LANES)
+    }
+
+    /// A constant vector of `bits` in every lane of type `ty`.
+    pub fn splat_const(&self, ty: Type, bits: u64) -> VectorValue<'ctx> {
+        match ty {
+            Type::F32 => {
+                let f = self
+                    .cx
+                    .f32_type()
+                    .const_float(f64::from(f32::from_bits(bits as u32)));
+                VectorType::const_vector(&vec![f; LANES as usize])
+            }
+            Type::F64 => {
+                let f = self.cx.f64_type().const_float(f64::from_bits(bits));
+                VectorType::const_vector(&vec![f; LANES as usize])
+            }
+            _ => {
+                let int = self.int_of(ty).const_int(bits, false);
+                VectorType::const_vector(&vec![int; LANES as usize])
+            }
+        }
+    }
+
+    /// A constant integer vector of the given width.
+    pub fn splat_int(&self, bits: u32, value: u64) -> VectorValue<'ctx> {
+        let int = self.int_t(bits).const_int(value, false);
+        VectorType::const_vector(&vec![int; LANES as usize])
+    }
+
+    /// A constant vector from per-lane values.
+    pub fn lanes_const(&self, bits: u32, f: impl Fn(u32) -> u64) -> VectorValue<'ctx> {
+        let t = self.int_t(bits);
+        let lanes: Vec<IntValue<'ctx>> = (0..LANES).map(|l| t.const_int(f(l), false)).collect();
+        VectorType::const_vector(&lanes)
+    }
+
+    pub fn all_lanes(&self) -> VectorValue<'ctx> {
+        self.splat_int(1, 1)
+    }
+
+    /// A run-time scalar in every lane.
+    pub fn splat(&self, scalar: BasicValueEnum<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
+        let vt = vec_of(scalar.get_type());
+        let one =
+            self.b
+                .build_insert_element(vt.get_poison(), scalar, self.i32().const_zero(), "")?;
+        let zeros = self.i32().vec_type(LANES).const_zero();
+        Ok(self
+            .b
+            .build_shuffle_vector(one, vt.get_poison(), zeros, "")?)
+    }
+
+    /// A `u32` bit set as a `<32 x i1>` mask.
+    pub fn bits_to_mask(&self, bits: IntValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
+        Ok(self
+            .b
+            .build_bit_cast(bits, self.i1().vec_type(LANES), "")?
+            .into_vector_value())
+    }
+
+    pub fn mask_to_bits(&self, mask: VectorValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        Ok(self
+            .b
+            .build_bit_cast(mask, self.i32(), "")?
+            .into_int_value())
+    }
+
+    /// True when any lane of `mask` is set (one test of the bit set).
+    pub fn any(&self, mask: VectorValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        let bits = self.mask_to_bits(mask)?;
+        Ok(self
+            .b
+            .build_int_compare(IntPredicate::NE, bits, self.i32().const_zero(), "")?)
+    }
+
+    pub fn call_intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>, JitError> {
+        let intrinsic =
+            Intrinsic::find(name).ok_or_else(|| JitError::Llvm(format!("no intrinsic {name}")))?;
+        let decl = intrinsic
+            .get_declaration(self.module, overloads)
+            .ok_or_else(|| JitError::Llvm(format!("cannot declare {name}")))?;
+        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+        self.b
+            .build_call(decl, &args, "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| JitError::Llvm(format!("{name} returned nothing")))
+    }
+
+    /// Calls an intrinsic that returns nothing.
+    pub fn call_void_intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<(), JitError> {
+        let intrinsic =
+            Intrinsic::find(name).ok_or_else(|| JitError::Llvm(format!("no intrinsic {name}")))?;
+        let decl = intrinsic
+            .get_declaration(self.module, overloads)
+            .ok_or_else(|| JitError::Llvm(format!("cannot declare {name}")))?;
+        let args: Vec<BasicMetadataValueEnum<'ctx>> = args.iter().map(|a| (*a).into()).collect();
+        self.b.build_call(decl, &args, "")?;
+        Ok(())
+    }
+
+    /// `ptr + offset` bytes.
+    pub fn byte_ptr(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+    ) -> Result<PointerValue<'ctx>, JitError> {
+        let off = self.i64().const_int(offset, false);
+        // SAFETY: inkwell marks GEP unsafe because LLVM does not check it; the
+        // offsets come from the repr(C) layout of the context.
+        Ok(unsafe { self.b.build_gep(self.cx.i8_type(), ptr, &[off], "")? })
+    }
+
+    pub fn load_field(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+        ty: BasicTypeEnum<'ctx>,
+        align: u32,
+    ) -> Result<BasicValueEnum<'ctx>, JitError> {
+        let p = self.byte_ptr(ptr, offset)?;
+        let v = self.b.build_load(ty, p, "")?;
+        if let Some(inst) = v.as_instruction_value() {
+            inst.set_alignment(align)
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
+        }
+        Ok(v)
+    }
+
+    pub fn store_field(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+        value: BasicValueEnum<'ctx>,
+        align: u32,
+    ) -> Result<(), JitError> {
+        let p = self.byte_ptr(ptr, offset)?;
+        let st = self.b.build_store(p, value)?;
+        st.set_alignment(align)
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// `<32 x elem>`.
+pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
+    match elem {
+        BasicTypeEnum::IntType(t) => t.vec_type(LANES),
+        BasicTypeEnum::FloatType(t) => t.vec_type(LANES),
+        BasicTypeEnum::PointerType(t) => t.vec_type(LANES),
+        BasicTypeEnum::VectorType(t) => t,
+        // Lanes are always scalars; aggregates never reach here.
+        BasicTypeEnum::ArrayType(t) => t.get_context().i8_type().vec_type(LANES),
+        BasicTypeEnum::StructType(t) => t.get_context().i8_type().vec_type(LANES),
+        BasicTypeEnum::ScalableVectorType(t) => t.get_context().i8_type().vec_type(LANES),
+    }
+}

@@ -1,0 +1,93 @@
+//! warpjit's JIT: lowers verified warp IR to 32-wide LLVM vector code.
+//!
+//! Every IR value is one LLVM vector of 32 lanes and every instruction runs
+//! on all 32 lanes; an explicit execution mask ([`mask`]) decides which
+//! lanes' results count. Each kernel becomes one `extern "C"` function run
+//! once per warp with a [`abi::WarpContext`]. Results are bit-identical to
+//! the reference interpreter (`warpjit_ir::interp`), which
+//! `tests/differential.rs` checks on generated programs.
+//!
+//! ```text
+//! VerifiedModule --lower--> LLVM IR --verify, optimise--> machine code (MCJIT)
+//! ```
+
+pub mod abi;
+mod emit;
+mod engine;
+mod lower;
+mod mask;
+mod run;
+
+pub use engine::{compile, CompiledModule};
+pub use run::launch;
+
+use std::fmt;
+
+/// Which instruction set the generated code may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// Everything the host CPU has.
+    #[default]
+    Native,
+    /// The host CPU with AVX-512 disabled (AVX2 code paths).
+    Avx2,
+    /// The host CPU with AVX and everything above it disabled (SSE4.2 paths).
+    Sse42,
+}
+
+/// How to compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JitOptions {
+    /// LLVM optimisation level, 0..=3.
+    pub opt_level: u8,
+    pub target: Target,
+}
+
+impl Default for JitOptions {
+    fn default() -> JitOptions {
+        JitOptions {
+            opt_level: 2,
+            target: Target::Native,
+        }
+    }
+}
+
+/// Why compiling or running failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JitError {
+    /// The module uses a construct this JIT does not lower.
+    Unsupported(String),
+    /// Bad options (e.g. an optimisation level above 3).
+    InvalidOptions(String),
+    /// LLVM reported an error (builder, verifier, target, engine).
+    Llvm(String),
+    /// A launch was rejected or could not run.
+    Launch(String),
+    /// A warp used up its fuel. Compiled code spends one unit per loop
+    /// iteration (the interpreter counts statements), so the same limit
+    /// stops a runaway kernel on both, at different points.
+    FuelExhausted(String),
+    /// The lowering broke one of its own invariants.
+    Internal(String),
+}
+
+impl fmt::Display for JitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JitError::Unsupported(what) => write!(f, "not supported by the JIT: {what}"),
+            JitError::InvalidOptions(why) => write!(f, "invalid JIT options: {why}"),
+            JitError::Llvm(msg) => write!(f, "LLVM error: {msg}"),
+            JitError::Launch(msg) => write!(f, "launch failed: {msg}"),
+            JitError::FuelExhausted(msg) => f.write_str(msg),
+            JitError::Internal(msg) => write!(f, "internal JIT error: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for JitError {}
+
+impl From<inkwell::builder::BuilderError> for JitError {
+    fn from(e: inkwell::builder::BuilderError) -> JitError {
+        JitError::Llvm(e.to_string())
+    }
+}

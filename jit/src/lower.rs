@@ -1,0 +1,525 @@
+//! Lowering of a verified module to LLVM IR: functions, statements and the
+//! execution mask. Instructions are in [`ops`], memory access in [`memory`].
+//!
+//! Every IR function becomes an internal LLVM function
+//! `void(ptr ctx, <32 x i1> mask, args..., ptr results...)`; each kernel
+//! additionally gets an external entry `void(ptr ctx)` that starts it with
+//! the context's entry mask. Variables are zeroed entry-block allocas of
+//! their vector type, assigned with `select(mask, new, old)`.
+
+mod convert;
+mod math;
+mod memory;
+mod ops;
+mod warp;
+
+use crate::abi::offsets;
+use crate::emit::{Emit, LANES};
+use crate::mask::ExecMask;
+use crate::JitError;
+use inkwell::attributes::AttributeLoc;
+use inkwell::basic_block::BasicBlock;
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use warpjit_ir::{Block, FuncId, Function, Inst, Op, Operand, Place, Stmt, Type, VerifiedModule};
+
+/// Lowers every function; returns the kernels' entry names.
+pub fn lower_module<'ctx>(
+    cx: &'ctx Context,
+    llmod: &Module<'ctx>,
+    module: &VerifiedModule,
+    cpu: &str,
+    features: &str,
+) -> Result<Vec<(FuncId, String)>, JitError> {
+    check_supported(module)?;
+    let e = Emit {
+        cx,
+        module: llmod,
+        b: cx.create_builder(),
+    };
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let attrs = [
+        cx.create_string_attribute("target-cpu", cpu),
+        cx.create_string_attribute("target-features", features),
+    ];
+    let mut funcs = Vec::new();
+    for (i, f) in module.functions.iter().enumerate() {
+        let mut params: Vec<BasicMetadataTypeEnum> =
+            vec![ptr.into(), e.i1().vec_type(LANES).into()];
+        for p in &f.params {
+            params.push(e.vec_type(f.value_type(*p)).into());
+        }
+        params.extend(f.results.iter().map(|_| BasicMetadataTypeEnum::from(ptr)));
+        let fty = cx.void_type().fn_type(&params, false);
+        let func = llmod.add_function(&format!("f{i}.{}", f.name), fty, Some(Linkage::Internal));
+        for a in attrs {
+            func.add_attribute(AttributeLoc::Function, a);
+        }
+        funcs.push(func);
+    }
+    for (i, f) in module.functions.iter().enumerate() {
+        FnLowering::lower(&e, module, f, i as u32, &funcs)?;
+    }
+    let mut kernels = Vec::new();
+    for (id, f) in module.kernels() {
+        let name = format!("kernel.{}", f.name);
+        let fty = cx.void_type().fn_type(&[ptr.into()], false);
+        let entry = llmod.add_function(&name, fty, Some(Linkage::External));
+        for a in attrs {
+            entry.add_attribute(AttributeLoc::Function, a);
+        }
+        let bb = cx.append_basic_block(entry, "entry");
+        e.b.position_at_end(bb);
+        let ctxp = entry
+            .get_nth_param(0)
+            .ok_or_else(|| JitError::Internal("entry without context".into()))?
+            .into_pointer_value();
+        let bits = e
+            .load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
+            .into_int_value();
+        let mask = e.bits_to_mask(bits)?;
+        let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
+        e.b.build_call(funcs[id.0 as usize], &args, "")?;
+        e.b.build_return(None)?;
+        kernels.push((id, name));
+    }
+    Ok(kernels)
+}
+
+/// Rejects what the lowering does not handle, naming it.
+fn check_supported(module: &VerifiedModule) -> Result<(), JitError> {
+    for f in &module.functions {
+        let mut problem: Option<String> = None;
+        warpjit_ir::walk_block(&f.body, &mut |s| {
+            if problem.is_some() {
+                return;
+            }
+            if let Stmt::Inst(i) = s {
+                problem = ops::unsupported(&i.op);
+            }
+        });
+        if let Some(p) = problem {
+            return Err(JitError::Unsupported(format!("{p} (in @{})", f.name)));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) struct FnLowering<'ctx, 'a> {
+    pub e: &'a Emit<'ctx, 'a>,
+    pub module: &'a VerifiedModule,
+    pub f: &'a Function,
+    pub func: FunctionValue<'ctx>,
+    pub funcs: &'a [FunctionValue<'ctx>],
+    /// This function's index in the module.
+    pub func_index: u32,
+    pub ctxp: PointerValue<'ctx>,
+    pub values: Vec<Option<VectorValue<'ctx>>>,
+    pub vars: Vec<PointerValue<'ctx>>,
+    pub results: Vec<PointerValue<'ctx>>,
+    pub mask: ExecMask<'ctx>,
+    /// Private arrays: base of 32 lane-major copies, the size of one, the stride.
+    pub privates: Vec<(PointerValue<'ctx>, u64, u64)>,
+    entry_block: BasicBlock<'ctx>,
+}
+
+impl<'ctx, 'a> FnLowering<'ctx, 'a> {
+    fn lower(
+        e: &'a Emit<'ctx, 'a>,
+        module: &'a VerifiedModule,
+        f: &'a Function,
+        func_index: u32,
+        funcs: &'a [FunctionValue<'ctx>],
+    ) -> Result<(), JitError> {
+        let func = funcs[func_index as usize];
+        let entry_block = e.cx.append_basic_block(func, "entry");
+        let body_block = e.cx.append_basic_block(func, "body");
+        e.b.position_at_end(entry_block);
+        let param = |n: u32| {
+            func.get_nth_param(n)
+                .ok_or_else(|| JitError::Internal(format!("missing parameter {n}")))
+        };
+        let ctxp = param(0)?.into_pointer_value();
+        let entry_mask = param(1)?.into_vector_value();
+        let mvec = e.i1().vec_type(LANES);
+        let returned = e.b.build_alloca(mvec, "returned")?;
+        let live = e.b.build_alloca(mvec, "live")?;
+        let mut values = vec![None; f.values.len()];
+        for (i, p) in f.params.iter().enumerate() {
+            values[p.0 as usize] = Some(param(2 + i as u32)?.into_vector_value());
+        }
+        let mut vars = Vec::new();
+        for v in &f.vars {
+            let ty = e.vec_type(v.ty);
+            let slot = e.b.build_alloca(ty, &v.name)?;
+            e.b.build_store(slot, ty.const_zero())?;
+            vars.push(slot);
+        }
+        let base = 2 + f.params.len() as u32;
+        let results = (0..f.results.len() as u32)
+            .map(|i| Ok(param(base + i)?.into_pointer_value()))
+            .collect::<Result<Vec<_>, JitError>>()?;
+        let live_bits = e
+            .load_field(ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
+            .into_int_value();
+        let live_now = e.bits_to_mask(live_bits)?;
+        let mask = ExecMask::new(e, returned, live, entry_mask, live_now)?;
+        let mut fl = FnLowering {
+            e,
+            module,
+            f,
+            func,
+            funcs,
+            func_index,
+            ctxp,
+            values,
+            vars,
+            results,
+            mask,
+            privates: Vec::new(),
+            entry_block,
+        };
+        fl.lower_privates()?;
+        e.b.position_at_end(body_block);
+        fl.block(&f.body)?;
+        e.b.build_return(None)?;
+        e.b.position_at_end(entry_block);
+        e.b.build_unconditional_branch(body_block)?;
+        Ok(())
+    }
+
+    /// Private arrays, lane-major: lane `l`'s copy starts at `l * stride`
+    /// of one 16-byte aligned entry-block alloca, zeroed; the stride is the
+    /// size rounded up to 8 so every element stays naturally aligned.
+    fn lower_privates(&mut self) -> Result<(), JitError> {
+        let e = self.e;
+        for p in &self.f.privates {
+            let stride = u64::from(p.size).div_ceil(8) * 8;
+            let bytes = stride * u64::from(LANES);
+            let len = u32::try_from(bytes.max(1)).map_err(|_| {
+                JitError::Unsupported(format!("private array @{} of {} bytes", p.name, p.size))
+            })?;
+            let ty = e.cx.i8_type().array_type(len);
+            let slot = e.b.build_alloca(ty, &p.name)?;
+            if let Some(inst) = slot.as_instruction() {
+                inst.set_alignment(16)
+                    .map_err(|m| JitError::Llvm(m.to_string()))?;
+            }
+            e.b.build_memset(
+                slot,
+                16,
+                e.cx.i8_type().const_zero(),
+                e.i64().const_int(bytes, false),
+            )?;
+            self.privates.push((slot, u64::from(p.size), stride));
+        }
+        Ok(())
+    }
+
+    /// An alloca in the entry block (so LLVM can promote it).
+    pub fn entry_alloca(
+        &self,
+        ty: impl BasicType<'ctx>,
+        name: &str,
+    ) -> Result<PointerValue<'ctx>, JitError> {
+        let here = self.e.b.get_insert_block();
+        match self.entry_block.get_first_instruction() {
+            Some(first) => self.e.b.position_before(&first),
+            None => self.e.b.position_at_end(self.entry_block),
+        }
+        let slot = self.e.b.build_alloca(ty, name)?;
+        if let Some(bb) = here {
+            self.e.b.position_at_end(bb);
+        }
+        Ok(slot)
+    }
+
+    fn block(&mut self, block: &Block) -> Result<(), JitError> {
+        for s in &block.stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
+        self.e.cx.append_basic_block(self.func, name)
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
+        let e = self.e;
+        match s {
+            Stmt::Inst(i) => self.inst(i),
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                let c = self.operand(cond)?;
+                let then_mask = self.mask.push_cond(e, c)?;
+                let then_bb = self.new_block("then");
+                let else_test = self.new_block("else.test");
+                e.b.build_conditional_branch(e.any(then_mask)?, then_bb, else_test)?;
+                e.b.position_at_end(then_bb);
+                self.block(then_body)?;
+                e.b.build_unconditional_branch(else_test)?;
+                self.mask.pop_cond();
+                e.b.position_at_end(else_test);
+                if else_body.stmts.is_empty() {
+                    return Ok(());
+                }
+                // The else lanes: active before the if and not `c`.
+                let outer = self.mask.current(e)?;
+                let else_mask = self.mask.without(e, outer, c)?;
+                let else_bb = self.new_block("else");
+                let end = self.new_block("endif");
+                e.b.build_conditional_branch(e.any(else_mask)?, else_bb, end)?;
+                e.b.position_at_end(else_bb);
+                self.mask.push_mask(else_mask);
+                self.block(else_body)?;
+                self.mask.pop_cond();
+                e.b.build_unconditional_branch(end)?;
+                e.b.position_at_end(end);
+                Ok(())
+            }
+            Stmt::Loop { body, .. } => {
+                let mvec = e.i1().vec_type(LANES);
+                let active = self.entry_alloca(mvec, "loop.active")?;
+                let cont = self.entry_alloca(mvec, "loop.cont")?;
+                self.mask.push_loop(e, active, cont)?;
+                let header = self.new_block("loop");
+                let body_bb = self.new_block("loop.body");
+                let exit = self.new_block("loop.exit");
+                e.b.build_unconditional_branch(header)?;
+                e.b.position_at_end(header);
+                self.spend_fuel()?;
+                let m = self.mask.current(e)?;
+                e.b.build_conditional_branch(e.any(m)?, body_bb, exit)?;
+                e.b.position_at_end(body_bb);
+                self.block(body)?;
+                self.mask.end_iteration(e)?;
+                e.b.build_unconditional_branch(header)?;
+                self.mask.pop_loop();
+                e.b.position_at_end(exit);
+                Ok(())
+            }
+            Stmt::Break { .. } => self.mask.break_loop(e),
+            Stmt::Continue { .. } => self.mask.continue_loop(e),
+            Stmt::Return { values, .. } => {
+                let m = self.mask.current(e)?;
+                for (i, v) in values.iter().enumerate() {
+                    let new = self.operand(v)?;
+                    let slot = *self
+                        .results
+                        .get(i)
+                        .ok_or_else(|| JitError::Internal("too many return values".into()))?;
+                    let old = e.b.build_load(new.get_type(), slot, "")?;
+                    let merged = e.b.build_select(m, new, old.into_vector_value(), "")?;
+                    e.b.build_store(slot, merged)?;
+                }
+                self.mask.return_lanes(e)
+            }
+            Stmt::Kill { .. } => {
+                let live = self.mask.kill_lanes(e)?;
+                let bits = e.mask_to_bits(live)?;
+                e.store_field(self.ctxp, offsets::LIVE_MASK, bits.into(), 4)
+            }
+            Stmt::Ordered { key, body, .. } => {
+                // Rounds: each pass runs the lanes that are first with their
+                // key among the lanes still waiting, in lane order.
+                let key = self.operand(key)?;
+                let mvec = e.i1().vec_type(LANES);
+                let remaining = self.entry_alloca(mvec, "ordered.waiting")?;
+                let entered = self.mask.current(e)?;
+                e.b.build_store(remaining, entered)?;
+                let header = self.new_block("ordered");
+                let body_bb = self.new_block("ordered.round");
+                let exit = self.new_block("ordered.exit");
+                e.b.build_unconditional_branch(header)?;
+                e.b.position_at_end(header);
+                let waiting = e.b.build_load(mvec, remaining, "")?.into_vector_value();
+                e.b.build_conditional_branch(e.any(waiting)?, body_bb, exit)?;
+                e.b.position_at_end(body_bb);
+                let round = warp::first_of_each_key(self, key, waiting)?;
+                let rest = self.mask.without(e, waiting, round)?;
+                e.b.build_store(remaining, rest)?;
+                self.mask.push_mask(round);
+                self.block(body)?;
+                self.mask.pop_cond();
+                e.b.build_unconditional_branch(header)?;
+                e.b.position_at_end(exit);
+                Ok(())
+            }
+        }
+    }
+
+    /// One loop iteration's fuel. When none is left, every lane leaves the
+    /// live mask: loops exit at their next test and nothing more is written.
+    fn spend_fuel(&mut self) -> Result<(), JitError> {
+        let e = self.e;
+        let b = &e.b;
+        let fuel = e
+            .load_field(self.ctxp, offsets::FUEL, e.i64().into(), 8)?
+            .into_int_value();
+        let empty =
+            b.build_int_compare(inkwell::IntPredicate::EQ, fuel, e.i64().const_zero(), "")?;
+        let left = b.build_int_sub(fuel, e.i64().const_int(1, false), "")?;
+        let left = b.build_select(empty, fuel, left, "")?;
+        e.store_field(self.ctxp, offsets::FUEL, left, 8)?;
+        let live = e
+            .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
+            .into_int_value();
+        let live = b
+            .build_select(empty, e.i32().const_zero(), live, "")?
+            .into_int_value();
+        e.store_field(self.ctxp, offsets::LIVE_MASK, live.into(), 4)?;
+        let flag = b.build_int_z_extend(empty, e.i32(), "")?;
+        let old = e
+            .load_field(self.ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?
+            .into_int_value();
+        let flag = b.build_or(old, flag, "")?;
+        e.store_field(self.ctxp, offsets::OUT_OF_FUEL, flag.into(), 4)?;
+        let live = e.bits_to_mask(live)?;
+        self.mask.set_live(e, live)
+    }
+
+    /// The value of an operand in all 32 lanes.
+    pub fn operand(&self, o: &Operand) -> Result<VectorValue<'ctx>, JitError> {
+        let e = self.e;
+        match o {
+            Operand::Value(v) => {
+                self.values
+                    .get(v.0 as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| {
+                        JitError::Internal(format!("value {} used before its definition", v.0))
+                    })
+            }
+            Operand::Var(v) => {
+                let ty = e.vec_type(self.f.var_type(*v));
+                Ok(e.b
+                    .build_load(ty, self.vars[v.0 as usize], "")?
+                    .into_vector_value())
+            }
+            Operand::Param(p) => {
+                let ty = self.module.params[p.0 as usize].ty;
+                let params = e
+                    .load_field(
+                        self.ctxp,
+                        offsets::PARAMS,
+                        e.cx.ptr_type(Default::default()).into(),
+                        8,
+                    )?
+                    .into_pointer_value();
+                let bits = e
+                    .load_field(params, 8 * u64::from(p.0), e.i64().into(), 8)?
+                    .into_int_value();
+                let narrow = if ty.bits() == 64 {
+                    bits
+                } else {
+                    e.b.build_int_truncate(bits, e.int_of(ty), "")?
+                };
+                let scalar = e.b.build_bit_cast(narrow, e.elem_type(ty), "")?;
+                e.splat(scalar)
+            }
+            Operand::Const(c) => Ok(e.splat_const(c.ty, c.bits)),
+        }
+    }
+
+    pub fn operand_type(&self, o: &Operand) -> Type {
+        self.module.operand_type(self.f, o)
+    }
+
+    /// Writes a result: defines an SSA value, or assigns a variable in the
+    /// active lanes.
+    pub fn write(&mut self, place: &Place, v: VectorValue<'ctx>) -> Result<(), JitError> {
+        match place {
+            Place::Value(id) => {
+                self.values[id.0 as usize] = Some(v);
+                Ok(())
+            }
+            Place::Var(id) => {
+                let e = self.e;
+                let slot = self.vars[id.0 as usize];
+                let old = e.b.build_load(v.get_type(), slot, "")?.into_vector_value();
+                let m = self.mask.current(e)?;
+                let merged = e.b.build_select(m, v, old, "")?;
+                e.b.build_store(slot, merged)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes a result only in the lanes of `lanes` (a guarded vote): SSA
+    /// values get 0 elsewhere, variables keep their old value.
+    pub fn write_masked(
+        &mut self,
+        place: &Place,
+        v: VectorValue<'ctx>,
+        lanes: VectorValue<'ctx>,
+    ) -> Result<(), JitError> {
+        let e = self.e;
+        match place {
+            Place::Value(id) => {
+                let zero = v.get_type().const_zero();
+                let masked = e.b.build_select(lanes, v, zero, "")?.into_vector_value();
+                self.values[id.0 as usize] = Some(masked);
+                Ok(())
+            }
+            Place::Var(id) => {
+                let slot = self.vars[id.0 as usize];
+                let old = e.b.build_load(v.get_type(), slot, "")?.into_vector_value();
+                let merged = e.b.build_select(lanes, v, old, "")?;
+                e.b.build_store(slot, merged)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn inst(&mut self, i: &Inst) -> Result<(), JitError> {
+        if let Op::Call(callee) = i.op {
+            return self.call(i, callee);
+        }
+        let results = ops::lower_inst(self, i)?;
+        for (place, v) in i.results.iter().zip(results) {
+            self.write(place, v)?;
+        }
+        Ok(())
+    }
+
+    fn call(&mut self, i: &Inst, callee: u32) -> Result<(), JitError> {
+        let e = self.e;
+        let target = *self
+            .funcs
+            .get(callee as usize)
+            .ok_or_else(|| JitError::Internal(format!("call of unknown function {callee}")))?;
+        let callee_fn = self.module.function(FuncId(callee));
+        let m = self.mask.current(e)?;
+        let mut args: Vec<BasicMetadataValueEnum> = vec![self.ctxp.into(), m.into()];
+        for a in &i.args {
+            args.push(self.operand(a)?.into());
+        }
+        let mut slots = Vec::new();
+        for ty in &callee_fn.results {
+            let vt = e.vec_type(*ty);
+            let slot = self.entry_alloca(vt, "ret")?;
+            e.b.build_store(slot, vt.const_zero())?;
+            slots.push((slot, vt));
+            args.push(slot.into());
+        }
+        e.b.build_call(target, &args, "")?;
+        let bits = e
+            .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
+            .into_int_value();
+        let live = e.bits_to_mask(bits)?;
+        self.mask.set_live(e, live)?;
+        for (place, (slot, vt)) in i.results.iter().zip(slots) {
+            let v = e.b.build_load(vt, slot, "")?.into_vector_value();
+            self.write(place, v)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! sin, cos, exp2, log2 and pow: `warpjit_ir::semantics::math`'s generic
+//! routines instantiated with LLVM vector operations, so compiled code runs
+//! the very same sequence of IEEE operations as the interpreter.
+
+use super::FnLowering;
+use crate::emit::{Emit, LANES};
+use crate::JitError;
+use inkwell::values::VectorValue;
+use inkwell::{FloatPredicate, IntPredicate};
+use std::cell::RefCell;
+use warpjit_ir::semantics::math::{self, FloatOps, FloatWidth};
+use warpjit_ir::{Type, UnaryOp};
+
+type V<'ctx> = VectorValue<'ctx>;
+
+/// `FloatOps` on `<32 x float>` / `<32 x double>`. Builder errors cannot be
+/// returned through the trait, so the first one is kept and reported after
+/// the routine; the failed step yields poison meanwhile.
+struct VecOps<'ctx, 'a, const W64: bool> {
+    e: &'a Emit<'ctx, 'a>,
+    error: RefCell<Option<JitError>>,
+}
+
+impl<'ctx, const W64: bool> VecOps<'ctx, '_, W64> {
+    fn fty(&self) -> Type {
+        if W64 {
+            Type::F64
+        } else {
+            Type::F32
+        }
+    }
+    fn bits(&self) -> u32 {
+        if W64 {
+            64
+        } else {
+            32
+        }
+    }
+    fn ok<T: Copy>(&self, r: Result<T, inkwell::builder::BuilderError>, fallback: T) -> T {
+        match r {
+            Ok(v) => v,
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err.into());
+                fallback
+            }
+        }
+    }
+    fn fpoison(&self) -> V<'ctx> {
+        self.e.vec_type(self.fty()).get_poison()
+    }
+    fn ipoison(&self) -> V<'ctx> {
+        self.e.int_vec(self.bits()).get_poison()
+    }
+    fn mpoison(&self) -> V<'ctx> {
+        self.e.i1().vec_type(LANES).get_poison()
+    }
+}
+
+impl<'ctx, const W64: bool> FloatOps for VecOps<'ctx, '_, W64> {
+    type F = V<'ctx>;
+    type I = V<'ctx>;
+    type M = V<'ctx>;
+    const WIDTH: FloatWidth = if W64 {
+        FloatWidth::F64
+    } else {
+        FloatWidth::F32
+    };
+
+    fn float(&self, value: f64) -> V<'ctx> {
+        let bits = if W64 {
+            value.to_bits()
+        } else {
+            u64::from((value as f32).to_bits())
+        };
+        self.e.splat_const(self.fty(), bits)
+    }
+    fn int(&self, value: i64) -> V<'ctx> {
+        self.e.splat_int(self.bits(), value as u64)
+    }
+    fn add(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_float_add(a, b, ""), self.fpoison())
+    }
+    fn sub(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_float_sub(a, b, ""), self.fpoison())
+    }
+    fn mul(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_float_mul(a, b, ""), self.fpoison())
+    }
+    fn fma(&self, a: V<'ctx>, b: V<'ctx>, c: V<'ctx>) -> V<'ctx> {
+        match self.e.call_intrinsic(
+            "llvm.fma",
+            &[a.get_type().into()],
+            &[a.into(), b.into(), c.into()],
+        ) {
+            Ok(v) => v.into_vector_value(),
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err);
+                self.fpoison()
+            }
+        }
+    }
+    fn lt(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(
+            self.e.b.build_float_compare(FloatPredicate::OLT, a, b, ""),
+            self.mpoison(),
+        )
+    }
+    fn le(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(
+            self.e.b.build_float_compare(FloatPredicate::OLE, a, b, ""),
+            self.mpoison(),
+        )
+    }
+    fn eq(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(
+            self.e.b.build_float_compare(FloatPredicate::OEQ, a, b, ""),
+            self.mpoison(),
+        )
+    }
+    fn select(&self, mask: V<'ctx>, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        match self.e.b.build_select(mask, a, b, "") {
+            Ok(v) => v.into_vector_value(),
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err.into());
+                a
+            }
+        }
+    }
+    fn bitcast_to_int(&self, a: V<'ctx>) -> V<'ctx> {
+        match self.e.b.build_bit_cast(a, self.e.int_vec(self.bits()), "") {
+            Ok(v) => v.into_vector_value(),
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err.into());
+                self.ipoison()
+            }
+        }
+    }
+    fn bitcast_to_float(&self, a: V<'ctx>) -> V<'ctx> {
+        match self.e.b.build_bit_cast(a, self.e.vec_type(self.fty()), "") {
+            Ok(v) => v.into_vector_value(),
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err.into());
+                self.fpoison()
+            }
+        }
+    }
+    fn int_add(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_int_add(a, b, ""), self.ipoison())
+    }
+    fn int_sub(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_int_sub(a, b, ""), self.ipoison())
+    }
+    fn int_and(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_and(a, b, ""), self.ipoison())
+    }
+    fn int_xor(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(self.e.b.build_xor(a, b, ""), self.ipoison())
+    }
+    fn int_shl(&self, a: V<'ctx>, amount: u32) -> V<'ctx> {
+        let n = self.e.splat_int(self.bits(), u64::from(amount));
+        self.ok(self.e.b.build_left_shift(a, n, ""), self.ipoison())
+    }
+    fn int_shr_arith(&self, a: V<'ctx>, amount: u32) -> V<'ctx> {
+        let n = self.e.splat_int(self.bits(), u64::from(amount));
+        self.ok(self.e.b.build_right_shift(a, n, true, ""), self.ipoison())
+    }
+    fn int_eq(&self, a: V<'ctx>, b: V<'ctx>) -> V<'ctx> {
+        self.ok(
+            self.e.b.build_int_compare(IntPredicate::EQ, a, b, ""),
+            self.mpoison(),
+        )
+    }
+}
+
+fn run<'ctx, 'a, const W64: bool>(
+    e: &'a Emit<'ctx, 'a>,
+    f: impl FnOnce(&VecOps<'ctx, 'a, W64>) -> V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let ops = VecOps::<W64> {
+        e,
+        error: RefCell::new(None),
+    };
+    let v = f(&ops);
+    match ops.error.into_inner() {
+        Some(err) => Err(err),
+        None => Ok(v),
+    }
+}
+
+/// exp2, log2, sin or cos of `x` (f32 or f64).
+pub fn unary<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: UnaryOp,
+    x: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    macro_rules! with {
+        ($w:literal) => {
+            run::<$w>(fl.e, |o| match op {
+                UnaryOp::Exp2 => math::exp2(o, x),
+                UnaryOp::Log2 => math::log2(o, x),
+                UnaryOp::Sin => math::sin(o, x),
+                _ => math::cos(o, x),
+            })
+        };
+    }
+    if ty == Type::F64 {
+        with!(true)
+    } else {
+        with!(false)
+    }
+}
+
+/// `pow x, y = exp2(y * log2(x))`, each step as the IR operations.
+pub fn pow<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    x: V<'ctx>,
+    y: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let l = unary(fl, UnaryOp::Log2, x, ty)?;
+    let p = fl.e.b.build_float_mul(y, l, "")?;
+    unary(fl, UnaryOp::Exp2, p, ty)
+}

@@ -1,0 +1,569 @@
+//! Loads and stores. Every access goes through [`Access`], which rounds the
+//! address down to the access size, folds the bounds check (and, for
+//! stores, helper-lane suppression) into the mask, counts faults, and gives
+//! masked-off lanes offset 0 so no inactive or out-of-bounds lane touches
+//! memory. Lanes move through masked gathers and scatters; a scatter stores
+//! in ascending lane order, so the highest lane wins on equal addresses.
+
+use super::convert::{f16_to_f32, to_f16};
+use super::ops::{canonical_nan, to_bits};
+use super::FnLowering;
+use crate::abi::{self, offsets};
+use crate::emit::LANES;
+use crate::JitError;
+use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
+use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
+use inkwell::types::{BasicTypeEnum, VectorType};
+use inkwell::values::AsValueRef;
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+use warpjit_ir::{AtomOp, MemFormat, MemRef, NumFormat, Round, Type};
+
+type V<'ctx> = VectorValue<'ctx>;
+
+/// One access of `format.bytes()` bytes per lane, checked.
+struct Access<'ctx> {
+    base: inkwell::values::PointerValue<'ctx>,
+    /// Byte offsets, 0 in lanes that must not touch memory.
+    offsets: V<'ctx>,
+    /// Lanes that access memory.
+    mask: V<'ctx>,
+    /// Private arrays: lane `l`'s array starts `l * lane_stride` bytes in.
+    lane_stride: u64,
+}
+
+/// Base pointer, byte length (per lane for private arrays), fault space and
+/// index, and the per-lane stride of a memory.
+type Span<'ctx> = (
+    inkwell::values::PointerValue<'ctx>,
+    IntValue<'ctx>,
+    u32,
+    u32,
+    u64,
+);
+
+fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
+    let e = fl.e;
+    let ptr_t = e.cx.ptr_type(Default::default());
+    let (table, index, space) = match mem {
+        MemRef::Buffer(b) => (offsets::BUFFERS, b, abi::SPACE_BUFFER),
+        MemRef::Shared(s) => (offsets::SHARED, s, abi::SPACE_SHARED),
+        MemRef::Private(p) => {
+            let (base, size, stride) = *fl
+                .privates
+                .get(p as usize)
+                .ok_or_else(|| JitError::Internal(format!("no private array {p}")))?;
+            let len = e.i64().const_int(size, false);
+            return Ok((base, len, abi::SPACE_PRIVATE, p, stride));
+        }
+    };
+    let spans = e
+        .load_field(fl.ctxp, table, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let at = u64::from(index) * offsets::SPAN_SIZE;
+    let base = e
+        .load_field(spans, at, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let len = e
+        .load_field(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+        .into_int_value();
+    Ok((base, len, space, index, 0))
+}
+
+/// Builds the checked access and records out-of-bounds lanes of `mask`.
+fn access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    mask: V<'ctx>,
+    kind: u32,
+) -> Result<Access<'ctx>, JitError> {
+    let e = fl.e;
+    let (base, len, space, index, lane_stride) = span(fl, mem)?;
+    let addr64 = if addr_ty == Type::I64 {
+        addr
+    } else {
+        e.b.build_int_z_extend(addr, e.int_vec(64), "")?
+    };
+    let aligned =
+        e.b.build_and(addr64, e.splat_int(64, !(u64::from(size) - 1)), "")?;
+    // In bounds: size <= len and aligned <= len - size.
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = e.b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = e.b.build_int_sub(len, size64, "")?;
+    let last = e.splat(last.into())?;
+    let below =
+        e.b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let fits = e.splat(fits.into())?;
+    let inside = e.b.build_and(below, fits, "")?;
+    let ok = e.b.build_and(mask, inside, "")?;
+    let outside = e.b.build_and(mask, e.b.build_not(inside, "")?, "")?;
+    count_faults(fl, outside, addr64, kind, space, index)?;
+    let offsets =
+        e.b.build_select(ok, aligned, e.int_vec(64).const_zero(), "")?
+            .into_vector_value();
+    Ok(Access {
+        base,
+        offsets,
+        mask: ok,
+        lane_stride,
+    })
+}
+
+fn count_faults<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    outside: V<'ctx>,
+    addr64: V<'ctx>,
+    kind: u32,
+    space: u32,
+    index: u32,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let bits = e.mask_to_bits(outside)?;
+    let count: IntValue = e
+        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
+        .into_int_value();
+    let count64 = e.b.build_int_z_extend(count, e.i64(), "")?;
+    let counter = match kind {
+        abi::FAULT_LOAD => offsets::LOAD_FAULTS,
+        abi::FAULT_STORE => offsets::STORE_FAULTS,
+        _ => offsets::ATOMIC_FAULTS,
+    };
+    let old = e
+        .load_field(fl.ctxp, counter, e.i64().into(), 8)?
+        .into_int_value();
+    let new = e.b.build_int_add(old, count64, "")?;
+    e.store_field(fl.ctxp, counter, new.into(), 8)?;
+    // The first fault of the warp: only if none is recorded yet.
+    let recorded = e
+        .load_field(fl.ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?
+        .into_int_value();
+    let none_yet = e.b.build_int_compare(
+        IntPredicate::EQ,
+        recorded,
+        e.i32().const_int(u64::from(abi::FAULT_NONE), false),
+        "",
+    )?;
+    let some =
+        e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let first = e.b.build_and(none_yet, some, "")?;
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value();
+    let lane_idx = e.b.build_and(lane, e.i32().const_int(31, false), "")?;
+    let address =
+        e.b.build_extract_element(addr64, lane_idx, "")?
+            .into_int_value();
+    let function = e.i32().const_int(u64::from(fl.func_index), false);
+    let fields: [(u64, IntValue<'ctx>, u32); 6] = [
+        (offsets::FIRST_FAULT_FUNCTION, function, 4),
+        (
+            offsets::FIRST_FAULT_KIND,
+            e.i32().const_int(u64::from(kind), false),
+            4,
+        ),
+        (offsets::FIRST_FAULT_LANE, lane, 4),
+        (
+            offsets::FIRST_FAULT_SPACE,
+            e.i32().const_int(u64::from(space), false),
+            4,
+        ),
+        (
+            offsets::FIRST_FAULT_INDEX,
+            e.i32().const_int(u64::from(index), false),
+            4,
+        ),
+        (offsets::FIRST_FAULT_ADDRESS, address, 8),
+    ];
+    for (offset, value, align) in fields {
+        let ty: BasicTypeEnum = value.get_type().into();
+        let old = e.load_field(fl.ctxp, offset, ty, align)?.into_int_value();
+        let v = e.b.build_select(first, value, old, "")?;
+        e.store_field(fl.ctxp, offset, v, align)?;
+    }
+    Ok(())
+}
+
+/// Pointers to component `i` of each lane's access.
+fn pointers<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    byte_offset: u64,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let base = e.b.build_ptr_to_int(a.base, e.i64(), "")?;
+    let base = e.splat(base.into())?;
+    let at = e.b.build_int_add(base, a.offsets, "")?;
+    let at = e.b.build_int_add(at, e.splat_int(64, byte_offset), "")?;
+    let at = if a.lane_stride == 0 {
+        at
+    } else {
+        let lane_base = e.lanes_const(64, |l| u64::from(l) * a.lane_stride);
+        e.b.build_int_add(at, lane_base, "")?
+    };
+    let ptrs = e.cx.ptr_type(Default::default()).vec_type(LANES);
+    Ok(e.b
+        .build_cast(inkwell::values::InstructionOpcode::IntToPtr, at, ptrs, "")?
+        .into_vector_value())
+}
+
+fn elem_vec<'ctx>(fl: &FnLowering<'ctx, '_>, elem: NumFormat) -> inkwell::types::VectorType<'ctx> {
+    fl.e.int_vec(elem.bits())
+}
+
+fn gather<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    byte_offset: u64,
+    vt: VectorType<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let ptrs = pointers(fl, a, byte_offset)?;
+    Ok(e.call_intrinsic(
+        "llvm.masked.gather",
+        &[vt.into(), ptrs.get_type().into()],
+        &[
+            ptrs.into(),
+            align.into(),
+            a.mask.into(),
+            vt.const_zero().into(),
+        ],
+    )?
+    .into_vector_value())
+}
+
+fn scatter<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    byte_offset: u64,
+    value: V<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let ptrs = pointers(fl, a, byte_offset)?;
+    e.call_void_intrinsic(
+        "llvm.masked.scatter",
+        &[value.get_type().into(), ptrs.get_type().into()],
+        &[value.into(), ptrs.into(), align.into(), a.mask.into()],
+    )
+}
+
+/// When every accessing lane `l` reads `first + l * size` (one run of
+/// consecutive elements), the pointer of lane 0 and true; computed at run time.
+fn contiguous<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    size: u32,
+) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(a.mask)?;
+    let first: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value();
+    let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+    let at_first = b
+        .build_extract_element(a.offsets, first, "")?
+        .into_int_value();
+    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let lane0 = b.build_int_sub(at_first, b.build_int_mul(first64, size64, "")?, "")?;
+    let steps = e.lanes_const(64, |l| u64::from(l) * u64::from(size));
+    let expected = b.build_int_add(e.splat(lane0.into())?, steps, "")?;
+    let same = b.build_int_compare(IntPredicate::EQ, expected, a.offsets, "")?;
+    let same = b.build_or(same, b.build_not(a.mask, "")?, "")?;
+    let all = b.build_int_compare(
+        IntPredicate::EQ,
+        e.mask_to_bits(same)?,
+        e.i32().const_all_ones(),
+        "",
+    )?;
+    let base = b.build_ptr_to_int(a.base, e.i64(), "")?;
+    let start = b.build_int_add(base, lane0, "")?;
+    let ptr = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    Ok((ptr, all))
+}
+
+/// A masked vector load when the lanes' elements are consecutive, else a gather.
+fn contiguous_or_gather<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    size: u32,
+    vt: VectorType<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let (ptr, all) = contiguous(fl, a, size)?;
+    let vector_bb = e.cx.append_basic_block(fl.func, "load.vector");
+    let gather_bb = e.cx.append_basic_block(fl.func, "load.gather");
+    let join = e.cx.append_basic_block(fl.func, "load.done");
+    b.build_conditional_branch(all, vector_bb, gather_bb)?;
+    b.position_at_end(vector_bb);
+    let v1 = e
+        .call_intrinsic(
+            "llvm.masked.load",
+            &[vt.into(), ptr.get_type().into()],
+            &[
+                ptr.into(),
+                align.into(),
+                a.mask.into(),
+                vt.const_zero().into(),
+            ],
+        )?
+        .into_vector_value();
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(gather_bb);
+    let v2 = gather(fl, a, 0, vt, align)?;
+    let gather_end = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(join);
+    let phi = b.build_phi(vt, "")?;
+    phi.add_incoming(&[(&v1, vector_bb), (&v2, gather_end)]);
+    Ok(phi.as_basic_value().into_vector_value())
+}
+
+/// A masked vector store when the lanes' elements are consecutive, else a
+/// scatter (consecutive elements never overlap, so lane order is moot).
+fn contiguous_or_scatter<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    size: u32,
+    value: V<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let (ptr, all) = contiguous(fl, a, size)?;
+    let vector_bb = e.cx.append_basic_block(fl.func, "store.vector");
+    let scatter_bb = e.cx.append_basic_block(fl.func, "store.scatter");
+    let join = e.cx.append_basic_block(fl.func, "store.done");
+    b.build_conditional_branch(all, vector_bb, scatter_bb)?;
+    b.position_at_end(vector_bb);
+    e.call_void_intrinsic(
+        "llvm.masked.store",
+        &[value.get_type().into(), ptr.get_type().into()],
+        &[value.into(), ptr.into(), align.into(), a.mask.into()],
+    )?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(scatter_bb);
+    scatter(fl, a, 0, value, align)?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(join);
+    Ok(())
+}
+
+pub fn load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let m = fl.mask.current(e)?;
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
+    let vt = elem_vec(fl, format.elem);
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let mut out = Vec::new();
+    for i in 0..u64::from(format.count) {
+        let raw = if format.count == 1 && a.lane_stride == 0 {
+            contiguous_or_gather(fl, &a, format.elem.bytes(), vt, align)?
+        } else {
+            gather(fl, &a, i * u64::from(format.elem.bytes()), vt, align)?
+        };
+        let reg = format.elem.register_type();
+        let v = match format.elem {
+            NumFormat::S8 | NumFormat::S16 => e.b.build_int_s_extend(raw, e.int_vec(32), "")?,
+            NumFormat::U8 | NumFormat::U16 => e.b.build_int_z_extend(raw, e.int_vec(32), "")?,
+            NumFormat::F32 | NumFormat::F64 => {
+                e.b.build_bit_cast(raw, e.vec_type(reg), "")?
+                    .into_vector_value()
+            }
+            NumFormat::F16 => f16_to_f32(fl, raw)?,
+            _ => raw,
+        };
+        out.push(v);
+    }
+    Ok(out)
+}
+
+pub fn store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    values: &[(V<'ctx>, Type)],
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let m = fl.mask.current(e)?;
+    // Helper lanes neither store nor fault.
+    let helpers = e
+        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
+        .into_int_value();
+    let helpers = e.bits_to_mask(helpers)?;
+    let m = e.b.build_and(m, e.b.build_not(helpers, "")?, "")?;
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    let vt = elem_vec(fl, format.elem);
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    for (i, (v, ty)) in values.iter().enumerate() {
+        let bits = if format.elem == NumFormat::F16 && *ty == Type::F32 {
+            // Rounds to nearest even and writes NaN as 0x7fff.
+            to_f16(fl, *v, Type::F32, Round::Nearest)?
+        } else if ty.is_float() {
+            let bits = to_bits(fl, *v, *ty)?;
+            canonical_nan(fl, *v, bits, *ty)?
+        } else {
+            *v
+        };
+        let w = ty.bits();
+        let raw = if w > format.elem.bits() {
+            e.b.build_int_truncate(bits, vt, "")?
+        } else {
+            bits
+        };
+        if format.count == 1 && a.lane_stride == 0 {
+            contiguous_or_scatter(fl, &a, format.elem.bytes(), raw, align)?;
+        } else {
+            scatter(
+                fl,
+                &a,
+                i as u64 * u64::from(format.elem.bytes()),
+                raw,
+                align,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `atom.OP.FMT`: real atomic instructions, one per active non-helper
+/// in-bounds lane, in ascending lane order (a loop over the mask's set bits).
+/// Other lanes get 0.
+#[allow(clippy::too_many_arguments)]
+pub fn atomic<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    op: AtomOp,
+    elem: NumFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let m = fl.mask.current(e)?;
+    let helpers = e
+        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
+        .into_int_value();
+    let helpers = e.bits_to_mask(helpers)?;
+    let m = b.build_and(m, b.build_not(helpers, "")?, "")?;
+    let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+    let w = elem.bits();
+    let vt = e.int_vec(w);
+    let results = fl.entry_alloca(vt, "atom.old")?;
+    b.build_store(results, vt.const_zero())?;
+    let pending = fl.entry_alloca(e.i32(), "atom.lanes")?;
+    b.build_store(pending, e.mask_to_bits(a.mask)?)?;
+    let header = e.cx.append_basic_block(fl.func, "atom.next");
+    let body = e.cx.append_basic_block(fl.func, "atom.lane");
+    let exit = e.cx.append_basic_block(fl.func, "atom.done");
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(header);
+    let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
+    let more = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    b.build_conditional_branch(more, body, exit)?;
+    b.position_at_end(body);
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let off = b
+        .build_extract_element(a.offsets, lane, "")?
+        .into_int_value();
+    let off = if a.lane_stride == 0 {
+        off
+    } else {
+        let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
+        let base = b.build_int_mul(lane64, e.i64().const_int(a.lane_stride, false), "")?;
+        b.build_int_add(off, base, "")?
+    };
+    // SAFETY (for LLVM): the offset is in bounds; the lane's bit is in the mask.
+    let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[off], "")? };
+    let val = b.build_extract_element(v, lane, "")?.into_int_value();
+    let order = AtomicOrdering::SequentiallyConsistent;
+    let old = match op {
+        AtomOp::Cswap => {
+            let new = v2.ok_or_else(|| JitError::Internal("cswap without a new value".into()))?;
+            let new = b.build_extract_element(new, lane, "")?.into_int_value();
+            let pair = b.build_cmpxchg(ptr, val, new, order, order)?;
+            b.build_extract_value(pair, 0, "")?.into_int_value()
+        }
+        AtomOp::Iwrap | AtomOp::Dwrap => {
+            let kind = if op == AtomOp::Iwrap {
+                LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUIncWrap
+            } else {
+                LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUDecWrap
+            };
+            // inkwell has no uinc_wrap/udec_wrap; they are exactly IWRAP/DWRAP.
+            // SAFETY: valid builder, pointer and integer value of one context.
+            unsafe {
+                let raw = LLVMBuildAtomicRMW(
+                    b.as_mut_ptr(),
+                    kind,
+                    ptr.as_value_ref(),
+                    val.as_value_ref(),
+                    LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
+                    0,
+                );
+                IntValue::new(raw)
+            }
+        }
+        _ => {
+            let signed = elem.is_signed();
+            let rmw = match op {
+                AtomOp::Add => AtomicRMWBinOp::Add,
+                AtomOp::Min if signed => AtomicRMWBinOp::Min,
+                AtomOp::Min => AtomicRMWBinOp::UMin,
+                AtomOp::Max if signed => AtomicRMWBinOp::Max,
+                AtomOp::Max => AtomicRMWBinOp::UMax,
+                AtomOp::And => AtomicRMWBinOp::And,
+                AtomOp::Or => AtomicRMWBinOp::Or,
+                AtomOp::Xor => AtomicRMWBinOp::Xor,
+                _ => AtomicRMWBinOp::Xchg,
+            };
+            b.build_atomicrmw(rmw, ptr, val, order)?
+        }
+    };
+    let cur = b.build_load(vt, results, "")?.into_vector_value();
+    let cur = b.build_insert_element(cur, old, lane, "")?;
+    b.build_store(results, cur)?;
+    let rest = b.build_and(
+        bits,
+        b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
+        "",
+    )?;
+    b.build_store(pending, rest)?;
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(exit);
+    Ok(b.build_load(vt, results, "")?.into_vector_value())
+}

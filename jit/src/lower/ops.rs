@@ -1,0 +1,731 @@
+//! Instructions other than calls: each computes its results in all 32
+//! lanes, with every operand made safe first (inactive lanes execute too).
+
+use super::{memory, FnLowering};
+use crate::abi::offsets;
+use crate::emit::LANES;
+use crate::JitError;
+use inkwell::values::{BasicValueEnum, VectorValue};
+use inkwell::{FloatPredicate, IntPredicate};
+use warpjit_ir::semantics::lane_mask;
+use warpjit_ir::{BinaryOp, Builtin, CmpOp, Dim, Inst, Op, Type, UnaryOp};
+
+type V<'ctx> = VectorValue<'ctx>;
+
+/// Why `op` cannot be lowered yet, if it cannot.
+pub fn unsupported(op: &Op) -> Option<String> {
+    let what = match op {
+        Op::Barrier => "`barrier` (barriers need the runtime's warp scheduling)",
+        _ => return None,
+    };
+    Some(what.to_string())
+}
+
+pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let arg = |n: usize| -> Result<V<'ctx>, JitError> {
+        let o = i
+            .args
+            .get(n)
+            .ok_or_else(|| JitError::Internal(format!("{:?} lacks operand {n}", i.op)))?;
+        fl.operand(o)
+    };
+    let ty0 = i.args.first().map(|o| fl.operand_type(o));
+    let one = |v: V<'ctx>| Ok(vec![v]);
+    match &i.op {
+        Op::Mov => one(arg(0)?),
+        Op::Select => {
+            let v = e.b.build_select(arg(0)?, arg(1)?, arg(2)?, "")?;
+            one(v.into_vector_value())
+        }
+        Op::Unary(u) => one(unary(fl, *u, arg(0)?, ty0.unwrap_or(Type::I32))?),
+        Op::Binary(b) => one(binary(fl, *b, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
+        Op::Fma => {
+            let t = arg(0)?.get_type();
+            let v = e.call_intrinsic(
+                "llvm.fma",
+                &[t.into()],
+                &[arg(0)?.into(), arg(1)?.into(), arg(2)?.into()],
+            )?;
+            one(v.into_vector_value())
+        }
+        Op::Cmp(c) => one(compare(fl, *c, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
+        Op::Bitcast(to) => {
+            let from = ty0.unwrap_or(*to);
+            let x = arg(0)?;
+            let bits = to_bits(fl, x, from)?;
+            let bits = if from.is_float() {
+                canonical_nan(fl, x, bits, from)?
+            } else {
+                bits
+            };
+            one(from_bits(fl, bits, *to)?)
+        }
+        Op::Pk64 => {
+            let lo = e.b.build_int_z_extend(arg(0)?, e.int_vec(64), "")?;
+            let hi = e.b.build_int_z_extend(arg(1)?, e.int_vec(64), "")?;
+            let hi = e.b.build_left_shift(hi, e.splat_int(64, 32), "")?;
+            one(e.b.build_or(lo, hi, "")?)
+        }
+        Op::Up64 => {
+            let x = arg(0)?;
+            let lo = e.b.build_int_truncate(x, e.int_vec(32), "")?;
+            let hi = e.b.build_right_shift(x, e.splat_int(64, 32), false, "")?;
+            let hi = e.b.build_int_truncate(hi, e.int_vec(32), "")?;
+            Ok(vec![lo, hi])
+        }
+        Op::Builtin(b) => one(builtin(fl, *b)?),
+        Op::ActiveMask => {
+            let m = fl.mask.current(e)?;
+            one(e.splat(e.mask_to_bits(m)?.into())?)
+        }
+        Op::Ballot => {
+            let m = fl.mask.current(e)?;
+            let p = e.b.build_and(m, arg(0)?, "")?;
+            one(e.splat(e.mask_to_bits(p)?.into())?)
+        }
+        Op::Demote => {
+            let m = fl.mask.current(e)?;
+            let bits = e.mask_to_bits(m)?;
+            let old = e
+                .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
+                .into_int_value();
+            let new = e.b.build_or(old, bits, "")?;
+            e.store_field(fl.ctxp, offsets::HELPER_MASK, new.into(), 4)?;
+            Ok(vec![])
+        }
+        Op::MemBar => Ok(vec![]),
+        Op::Atom { mem, op, format } => {
+            let v2 = if i.args.len() > 2 {
+                Some(arg(2)?)
+            } else {
+                None
+            };
+            let old = memory::atomic(
+                fl,
+                *mem,
+                *op,
+                *format,
+                arg(0)?,
+                ty0.unwrap_or(Type::I32),
+                arg(1)?,
+                v2,
+            )?;
+            one(old)
+        }
+        Op::Vote { op, guarded } => {
+            let guard = if *guarded { Some(arg(1)?) } else { None };
+            let (r, ballot, part) = super::warp::vote(fl, *op, arg(0)?, guard)?;
+            for (place, v) in i.results.iter().zip([r, ballot]) {
+                fl.write_masked(place, v, part)?;
+            }
+            Ok(vec![])
+        }
+        Op::Tg(op) => one(super::warp::thread_group(
+            fl,
+            *op,
+            arg(0)?,
+            ty0.unwrap_or(Type::I32),
+        )?),
+        Op::Shuffle { mode, form } => {
+            let (v, valid) = super::warp::shuffle(
+                fl,
+                *mode,
+                *form,
+                arg(0)?,
+                arg(1)?,
+                arg(2)?,
+                ty0.unwrap_or(Type::I32),
+            )?;
+            Ok(vec![v, valid])
+        }
+        Op::Quad(q) => {
+            let add = if i.args.len() > 1 {
+                Some(arg(1)?)
+            } else {
+                None
+            };
+            one(super::warp::quad(fl, *q, arg(0)?, add)?)
+        }
+        Op::Deriv { axis, fine } => one(super::warp::derivative(fl, *axis, *fine, arg(0)?)?),
+        Op::Cvt { dst, src, round } => one(super::convert::cvt(fl, *dst, *src, *round, arg(0)?)?),
+        Op::Bfe { signed } => one(bfe(
+            fl,
+            *signed,
+            arg(0)?,
+            arg(1)?,
+            arg(2)?,
+            ty0.unwrap_or(Type::I32),
+        )?),
+        Op::Bfi => one(bfi(
+            fl,
+            arg(0)?,
+            arg(1)?,
+            arg(2)?,
+            arg(3)?,
+            ty0.unwrap_or(Type::I32),
+        )?),
+        Op::Load { mem, format } => {
+            memory::load(fl, *mem, *format, arg(0)?, ty0.unwrap_or(Type::I32))
+        }
+        Op::Store { mem, format } => {
+            let mut values = Vec::new();
+            for n in 1..i.args.len() {
+                values.push((arg(n)?, fl.operand_type(&i.args[n])));
+            }
+            memory::store(
+                fl,
+                *mem,
+                *format,
+                arg(0)?,
+                ty0.unwrap_or(Type::I32),
+                &values,
+            )?;
+            Ok(vec![])
+        }
+        other => Err(JitError::Unsupported(
+            unsupported(other).unwrap_or_else(|| format!("{other:?}")),
+        )),
+    }
+}
+
+/// The bits of a value as an integer vector of its width.
+pub fn to_bits<'ctx>(fl: &FnLowering<'ctx, '_>, x: V<'ctx>, ty: Type) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    Ok(match ty {
+        Type::F32 | Type::F64 => {
+            e.b.build_bit_cast(x, e.int_vec(ty.bits()), "")?
+                .into_vector_value()
+        }
+        _ => x,
+    })
+}
+
+pub fn from_bits<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    bits: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    Ok(match ty {
+        Type::F32 | Type::F64 => {
+            e.b.build_bit_cast(bits, e.vec_type(ty), "")?
+                .into_vector_value()
+        }
+        _ => bits,
+    })
+}
+
+/// `bits` with every NaN lane of `x` (type `ty`) replaced by the canonical NaN.
+pub fn canonical_nan<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    x: V<'ctx>,
+    bits: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let (is_nan, canon) = match ty {
+        Type::F16 => {
+            let mag = e.b.build_and(x, e.splat_int(16, 0x7fff), "")?;
+            let nan =
+                e.b.build_int_compare(IntPredicate::UGT, mag, e.splat_int(16, 0x7c00), "")?;
+            (nan, e.splat_int(16, 0x7fff))
+        }
+        Type::F32 => (
+            e.b.build_float_compare(FloatPredicate::UNO, x, x, "")?,
+            e.splat_int(32, 0x7fff_ffff),
+        ),
+        _ => (
+            e.b.build_float_compare(FloatPredicate::UNO, x, x, "")?,
+            e.splat_int(64, 0x7fff_ffff_ffff_ffff),
+        ),
+    };
+    Ok(e.b
+        .build_select(is_nan, canon, bits, "")?
+        .into_vector_value())
+}
+
+fn lane_ids<'ctx>(fl: &FnLowering<'ctx, '_>) -> V<'ctx> {
+    fl.e.lanes_const(32, u64::from)
+}
+
+fn ctx_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let v = e.load_field(fl.ctxp, offset, e.i32().into(), 4)?;
+    e.splat(v)
+}
+
+fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let local_index = || -> Result<V<'ctx>, JitError> {
+        let w = ctx_u32(fl, offsets::WARP_INDEX)?;
+        let base = e.b.build_int_mul(w, e.splat_int(32, 32), "")?;
+        Ok(e.b.build_int_add(base, lane_ids(fl), "")?)
+    };
+    let size = |d: Dim| ctx_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64);
+    let local_id = |d: Dim| -> Result<V<'ctx>, JitError> {
+        let li = local_index()?;
+        // Launch validation makes sizes non-zero; umax keeps the divisions total.
+        let one = e.splat_int(32, 1);
+        let sx = umax(fl, size(Dim::X)?, one)?;
+        let sy = umax(fl, size(Dim::Y)?, one)?;
+        Ok(match d {
+            Dim::X => e.b.build_int_unsigned_rem(li, sx, "")?,
+            Dim::Y => {
+                let q = e.b.build_int_unsigned_div(li, sx, "")?;
+                e.b.build_int_unsigned_rem(q, sy, "")?
+            }
+            Dim::Z => {
+                let sxy = e.b.build_int_mul(sx, sy, "")?;
+                let sxy = umax(fl, sxy, one)?;
+                e.b.build_int_unsigned_div(li, sxy, "")?
+            }
+        })
+    };
+    Ok(match b {
+        Builtin::GlobalId(d) => {
+            let wg = ctx_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?;
+            let base = e.b.build_int_mul(wg, size(d)?, "")?;
+            e.b.build_int_add(base, local_id(d)?, "")?
+        }
+        Builtin::LocalId(d) => local_id(d)?,
+        Builtin::WorkgroupId(d) => ctx_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?,
+        Builtin::NumWorkgroups(d) => ctx_u32(fl, offsets::NUM_WORKGROUPS + 4 * d.index() as u64)?,
+        Builtin::WorkgroupSize(d) => size(d)?,
+        Builtin::LocalIndex => local_index()?,
+        Builtin::LaneId => lane_ids(fl),
+        Builtin::LaneMaskEq
+        | Builtin::LaneMaskGe
+        | Builtin::LaneMaskGt
+        | Builtin::LaneMaskLe
+        | Builtin::LaneMaskLt => e.lanes_const(32, |l| u64::from(lane_mask(b, l))),
+        Builtin::WarpId => ctx_u32(fl, offsets::WARP_SLOT)?,
+        Builtin::SmId => ctx_u32(fl, offsets::SM_ID)?,
+        Builtin::WarpSize => e.splat_int(32, 32),
+        Builtin::WarpsPerSm => ctx_u32(fl, offsets::WARPS_PER_SM)?,
+        Builtin::SmCount => ctx_u32(fl, offsets::SM_COUNT)?,
+        Builtin::IsHelper => {
+            let h = ctx_u32(fl, offsets::HELPER_MASK)?;
+            let bit = e.b.build_right_shift(h, lane_ids(fl), false, "")?;
+            let bit = e.b.build_and(bit, e.splat_int(32, 1), "")?;
+            e.b.build_int_truncate(bit, e.i1().vec_type(LANES), "")?
+        }
+    })
+}
+
+fn umax<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let gt = e.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
+    Ok(e.b.build_select(gt, a, b, "")?.into_vector_value())
+}
+
+fn select<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    c: V<'ctx>,
+    a: V<'ctx>,
+    b: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    Ok(fl.e.b.build_select(c, a, b, "")?.into_vector_value())
+}
+
+fn float_intrinsic<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    name: &str,
+    x: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let v: BasicValueEnum<'ctx> =
+        fl.e.call_intrinsic(name, &[x.get_type().into()], &[x.into()])?;
+    Ok(v.into_vector_value())
+}
+
+fn unary<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    u: UnaryOp,
+    x: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let w = ty.bits();
+    if ty.is_float() {
+        return Ok(match u {
+            UnaryOp::Neg => e.b.build_float_neg(x, "")?,
+            UnaryOp::Abs => float_intrinsic(fl, "llvm.fabs", x)?,
+            UnaryOp::Floor => float_intrinsic(fl, "llvm.floor", x)?,
+            UnaryOp::Ceil => float_intrinsic(fl, "llvm.ceil", x)?,
+            UnaryOp::Trunc => float_intrinsic(fl, "llvm.trunc", x)?,
+            UnaryOp::Round => float_intrinsic(fl, "llvm.roundeven", x)?,
+            UnaryOp::Sqrt => float_intrinsic(fl, "llvm.sqrt", x)?,
+            UnaryOp::Fract => {
+                let fl_ = float_intrinsic(fl, "llvm.floor", x)?;
+                e.b.build_float_sub(x, fl_, "")?
+            }
+            UnaryOp::Rcp => e.b.build_float_div(float_one(fl, ty), x, "")?,
+            UnaryOp::Rsq => {
+                let s = float_intrinsic(fl, "llvm.sqrt", x)?;
+                e.b.build_float_div(float_one(fl, ty), s, "")?
+            }
+            UnaryOp::IsNan => e.b.build_float_compare(FloatPredicate::UNO, x, x, "")?,
+            UnaryOp::Exp2 | UnaryOp::Log2 | UnaryOp::Sin | UnaryOp::Cos => {
+                super::math::unary(fl, u, x, ty)?
+            }
+            other => return Err(JitError::Unsupported(format!("{other:?} on {ty}"))),
+        });
+    }
+    Ok(match u {
+        UnaryOp::Neg => e.b.build_int_sub(x.get_type().const_zero(), x, "")?,
+        UnaryOp::Abs => {
+            let neg = e.b.build_int_sub(x.get_type().const_zero(), x, "")?;
+            let lt =
+                e.b.build_int_compare(IntPredicate::SLT, x, x.get_type().const_zero(), "")?;
+            select(fl, lt, neg, x)?
+        }
+        UnaryOp::Not => e.b.build_not(x, "")?,
+        UnaryOp::Bfr => float_intrinsic(fl, "llvm.bitreverse", x)?,
+        UnaryOp::Btc => {
+            let c = float_intrinsic(fl, "llvm.ctpop", x)?;
+            resize32(fl, c, w)?
+        }
+        UnaryOp::Btfl => {
+            // cttz with zero-is-poison off gives the width for 0.
+            let t = count_zeros(fl, "llvm.cttz", x)?;
+            let t = resize32(fl, t, w)?;
+            let zero =
+                e.b.build_int_compare(IntPredicate::EQ, x, x.get_type().const_zero(), "")?;
+            select(fl, zero, e.splat_int(32, 0xffff_ffff), t)?
+        }
+        UnaryOp::BtfmU => {
+            // (w - 1) - ctlz, which is -1 for 0 (ctlz = w).
+            let l = count_zeros(fl, "llvm.ctlz", x)?;
+            let l = resize32(fl, l, w)?;
+            e.b.build_int_sub(e.splat_int(32, u64::from(w - 1)), l, "")?
+        }
+        UnaryOp::BtfmS => {
+            // The highest bit that differs from the sign: btfm.u of x or !x.
+            let neg =
+                e.b.build_int_compare(IntPredicate::SLT, x, x.get_type().const_zero(), "")?;
+            let differing = select(fl, neg, e.b.build_not(x, "")?, x)?;
+            unary(fl, UnaryOp::BtfmU, differing, ty)?
+        }
+        other => return Err(JitError::Unsupported(format!("{other:?} on {ty}"))),
+    })
+}
+
+/// Offset and bit count of a bitfield op: low 8 bits, widened to the value's
+/// width; `inside` = the field bits below the top (0 when offset >= width),
+/// and the field mask `low_mask(inside)`.
+struct Field<'ctx> {
+    offset: V<'ctx>,
+    bits: V<'ctx>,
+    inside: V<'ctx>,
+    /// min(offset, w - 1): a shift amount LLVM accepts.
+    shift: V<'ctx>,
+    low_mask: V<'ctx>,
+}
+
+fn field<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    offset: V<'ctx>,
+    bits: V<'ctx>,
+    w: u32,
+) -> Result<Field<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let widen = |v: V<'ctx>| -> Result<V<'ctx>, JitError> {
+        let v = b.build_and(v, e.splat_int(32, 0xff), "")?;
+        Ok(if w == 64 {
+            b.build_int_z_extend(v, e.int_vec(64), "")?
+        } else {
+            v
+        })
+    };
+    let offset = widen(offset)?;
+    let bits = widen(bits)?;
+    let wv = e.splat_int(w, u64::from(w));
+    let top = e.splat_int(w, u64::from(w - 1));
+    let zero = e.int_vec(w).const_zero();
+    let past = b.build_int_compare(IntPredicate::UGE, offset, wv, "")?;
+    let room = b.build_int_sub(wv, offset, "")?;
+    let room_lt = b.build_int_compare(IntPredicate::ULT, room, bits, "")?;
+    let inside = select(fl, room_lt, room, bits)?;
+    let inside = select(fl, past, zero, inside)?;
+    let shift = select(fl, past, top, offset)?;
+    let full = b.build_int_compare(IntPredicate::UGE, inside, wv, "")?;
+    let inside_safe = select(fl, full, zero, inside)?;
+    let m = b.build_left_shift(e.splat_int(w, 1), inside_safe, "")?;
+    let m = b.build_int_sub(m, e.splat_int(w, 1), "")?;
+    let low_mask = select(fl, full, e.splat_int(w, u64::MAX), m)?;
+    Ok(Field {
+        offset,
+        bits,
+        inside,
+        shift,
+        low_mask,
+    })
+}
+
+/// BFE per the PTX model (semantics::bfe).
+fn bfe<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    signed: bool,
+    x: V<'ctx>,
+    offset: V<'ctx>,
+    bits: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let w = ty.bits();
+    let f = field(fl, offset, bits, w)?;
+    let zero = e.int_vec(w).const_zero();
+    let shifted = b.build_right_shift(x, f.shift, false, "")?;
+    let value = b.build_and(shifted, f.low_mask, "")?;
+    let none = b.build_int_compare(IntPredicate::EQ, f.inside, zero, "")?;
+    let value = select(fl, none, zero, value)?;
+    let value = if signed {
+        // Fill with bit min(offset + bits - 1, w - 1); bits >= 1 here.
+        let last = b.build_int_add(f.offset, f.bits, "")?;
+        let last = b.build_int_sub(last, e.splat_int(w, 1), "")?;
+        let top = e.splat_int(w, u64::from(w - 1));
+        let over = b.build_int_compare(IntPredicate::UGT, last, top, "")?;
+        let last = select(fl, over, top, last)?;
+        let bit = b.build_right_shift(x, last, false, "")?;
+        let bit = b.build_and(bit, e.splat_int(w, 1), "")?;
+        let set = b.build_int_compare(IntPredicate::NE, bit, zero, "")?;
+        let filled = b.build_or(value, b.build_not(f.low_mask, "")?, "")?;
+        // inside = 0: the whole result is fill bits.
+        let filled = select(fl, none, e.splat_int(w, u64::MAX), filled)?;
+        select(fl, set, filled, value)?
+    } else {
+        value
+    };
+    let no_bits = b.build_int_compare(IntPredicate::EQ, f.bits, zero, "")?;
+    select(fl, no_bits, zero, value)
+}
+
+/// BFI per the PTX model (semantics::bfi).
+fn bfi<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    base: V<'ctx>,
+    insert: V<'ctx>,
+    offset: V<'ctx>,
+    bits: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let w = ty.bits();
+    let f = field(fl, offset, bits, w)?;
+    let zero = e.int_vec(w).const_zero();
+    let mask = b.build_left_shift(f.low_mask, f.shift, "")?;
+    let kept = b.build_and(base, b.build_not(mask, "")?, "")?;
+    let ins = b.build_left_shift(insert, f.shift, "")?;
+    let ins = b.build_and(ins, mask, "")?;
+    let merged = b.build_or(kept, ins, "")?;
+    let none = b.build_int_compare(IntPredicate::EQ, f.inside, zero, "")?;
+    select(fl, none, base, merged)
+}
+
+fn count_zeros<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    name: &str,
+    x: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let v = e.call_intrinsic(
+        name,
+        &[x.get_type().into()],
+        &[x.into(), e.i1().const_zero().into()],
+    )?;
+    Ok(v.into_vector_value())
+}
+
+/// An integer count of width `w` as i32.
+fn resize32<'ctx>(fl: &FnLowering<'ctx, '_>, x: V<'ctx>, w: u32) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    Ok(match w {
+        32 => x,
+        n if n > 32 => e.b.build_int_truncate(x, e.int_vec(32), "")?,
+        _ => e.b.build_int_z_extend(x, e.int_vec(32), "")?,
+    })
+}
+
+fn float_one<'ctx>(fl: &FnLowering<'ctx, '_>, ty: Type) -> V<'ctx> {
+    let bits = if ty == Type::F64 {
+        1f64.to_bits()
+    } else {
+        u64::from(1f32.to_bits())
+    };
+    fl.e.splat_const(ty, bits)
+}
+
+fn binary<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: BinaryOp,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    if ty.is_float() {
+        return Ok(match op {
+            BinaryOp::Add => e.b.build_float_add(a, b, "")?,
+            BinaryOp::Sub => e.b.build_float_sub(a, b, "")?,
+            BinaryOp::Mul => e.b.build_float_mul(a, b, "")?,
+            BinaryOp::Div => e.b.build_float_div(a, b, "")?,
+            BinaryOp::Min | BinaryOp::Max => min_max(fl, op == BinaryOp::Min, a, b, ty)?,
+            BinaryOp::Pow => super::math::pow(fl, a, b, ty)?,
+            other => return Err(JitError::Unsupported(format!("{other:?} on {ty}"))),
+        });
+    }
+    let w = ty.bits();
+    let zero = a.get_type().const_zero();
+    let ones = e.splat_int(w, u64::MAX);
+    let cmp = |p: IntPredicate, x: V<'ctx>, y: V<'ctx>| e.b.build_int_compare(p, x, y, "");
+    Ok(match op {
+        BinaryOp::Add => e.b.build_int_add(a, b, "")?,
+        BinaryOp::Sub => e.b.build_int_sub(a, b, "")?,
+        BinaryOp::Mul => e.b.build_int_mul(a, b, "")?,
+        BinaryOp::And => e.b.build_and(a, b, "")?,
+        BinaryOp::Or => e.b.build_or(a, b, "")?,
+        BinaryOp::Xor => e.b.build_xor(a, b, "")?,
+        BinaryOp::MinS => select(fl, cmp(IntPredicate::SLT, a, b)?, a, b)?,
+        BinaryOp::MaxS => select(fl, cmp(IntPredicate::SGT, a, b)?, a, b)?,
+        BinaryOp::MinU => select(fl, cmp(IntPredicate::ULT, a, b)?, a, b)?,
+        BinaryOp::MaxU => select(fl, cmp(IntPredicate::UGT, a, b)?, a, b)?,
+        BinaryOp::DivU | BinaryOp::RemU => {
+            // Never let a zero divisor reach udiv/urem.
+            let by_zero = cmp(IntPredicate::EQ, b, zero)?;
+            let safe = select(fl, by_zero, e.splat_int(w, 1), b)?;
+            if op == BinaryOp::DivU {
+                let q = e.b.build_int_unsigned_div(a, safe, "")?;
+                select(fl, by_zero, ones, q)?
+            } else {
+                let r = e.b.build_int_unsigned_rem(a, safe, "")?;
+                select(fl, by_zero, a, r)?
+            }
+        }
+        BinaryOp::DivS | BinaryOp::RemS => {
+            // Divisor 1 in place of 0 and of -1 under MIN: MIN / 1 = MIN and
+            // MIN % 1 = 0 are exactly the results for MIN / -1.
+            let by_zero = cmp(IntPredicate::EQ, b, zero)?;
+            let min = e.splat_int(w, 1u64 << (w - 1));
+            let is_min = cmp(IntPredicate::EQ, a, min)?;
+            let minus_one = cmp(IntPredicate::EQ, b, ones)?;
+            let overflow = e.b.build_and(is_min, minus_one, "")?;
+            let bad = e.b.build_or(by_zero, overflow, "")?;
+            let safe = select(fl, bad, e.splat_int(w, 1), b)?;
+            if op == BinaryOp::DivS {
+                let q = e.b.build_int_signed_div(a, safe, "")?;
+                select(fl, by_zero, ones, q)?
+            } else {
+                let r = e.b.build_int_signed_rem(a, safe, "")?;
+                select(fl, by_zero, a, r)?
+            }
+        }
+        BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
+            let limit = e.splat_int(w, u64::from(w - 1));
+            let too_far = cmp(IntPredicate::UGT, b, limit)?;
+            let amount = select(fl, too_far, limit, b)?;
+            match op {
+                BinaryOp::Shl => {
+                    let s = e.b.build_left_shift(a, amount, "")?;
+                    select(fl, too_far, zero, s)?
+                }
+                BinaryOp::ShrU => {
+                    let s = e.b.build_right_shift(a, amount, false, "")?;
+                    select(fl, too_far, zero, s)?
+                }
+                _ => e.b.build_right_shift(a, amount, true, "")?,
+            }
+        }
+        other => return Err(JitError::Unsupported(format!("{other:?} on {ty}"))),
+    })
+}
+
+/// IEEE minimumNumber / maximumNumber: NaN loses, -0 < +0.
+fn min_max<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    is_min: bool,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let fcmp = |p: FloatPredicate, x: V<'ctx>, y: V<'ctx>| e.b.build_float_compare(p, x, y, "");
+    let a_wins = fcmp(
+        if is_min {
+            FloatPredicate::OLT
+        } else {
+            FloatPredicate::OGT
+        },
+        a,
+        b,
+    )?;
+    let b_wins = fcmp(
+        if is_min {
+            FloatPredicate::OLT
+        } else {
+            FloatPredicate::OGT
+        },
+        b,
+        a,
+    )?;
+    // Equal (including +0 / -0): OR of the bits picks -0 for min, AND +0 for max.
+    let ab = to_bits(fl, a, ty)?;
+    let bb = to_bits(fl, b, ty)?;
+    let tie = if is_min {
+        e.b.build_or(ab, bb, "")?
+    } else {
+        e.b.build_and(ab, bb, "")?
+    };
+    let tie = from_bits(fl, tie, ty)?;
+    let r = select(fl, b_wins, b, tie)?;
+    let r = select(fl, a_wins, a, r)?;
+    let b_nan = fcmp(FloatPredicate::UNO, b, b)?;
+    let r = select(fl, b_nan, a, r)?;
+    let a_nan = fcmp(FloatPredicate::UNO, a, a)?;
+    select(fl, a_nan, b, r)
+}
+
+fn compare<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    c: CmpOp,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    if ty == Type::F16 {
+        // Half values compare as halves (-0 == +0, NaN unequal); widening is
+        // exact and done with integer operations (no f16 libcalls).
+        let ah = super::convert::f16_to_f32(fl, a)?;
+        let bh = super::convert::f16_to_f32(fl, b)?;
+        return compare(fl, c, ah, bh, Type::F32);
+    }
+    if ty.is_float() {
+        let p = match c {
+            CmpOp::Eq => FloatPredicate::OEQ,
+            CmpOp::Ne => FloatPredicate::UNE,
+            CmpOp::Lt => FloatPredicate::OLT,
+            CmpOp::Le => FloatPredicate::OLE,
+            CmpOp::Gt => FloatPredicate::OGT,
+            CmpOp::Ge => FloatPredicate::OGE,
+            other => return Err(JitError::Internal(format!("{other:?} on {ty}"))),
+        };
+        return Ok(e.b.build_float_compare(p, a, b, "")?);
+    }
+    let p = match c {
+        CmpOp::Eq => IntPredicate::EQ,
+        CmpOp::Ne => IntPredicate::NE,
+        CmpOp::LtS => IntPredicate::SLT,
+        CmpOp::LeS => IntPredicate::SLE,
+        CmpOp::GtS => IntPredicate::SGT,
+        CmpOp::GeS => IntPredicate::SGE,
+        CmpOp::LtU => IntPredicate::ULT,
+        CmpOp::LeU => IntPredicate::ULE,
+        CmpOp::GtU => IntPredicate::UGT,
+        CmpOp::GeU => IntPredicate::UGE,
+        other => return Err(JitError::Internal(format!("{other:?} on {ty}"))),
+    };
+    Ok(e.b.build_int_compare(p, a, b, "")?)
+}

@@ -1,0 +1,186 @@
+//! The execution mask: the one place that decides which lanes are active.
+//!
+//! As in Mesa's `lp_exec_mask`, the active set is the AND of independent
+//! parts, each changed by one kind of construct:
+//! - `returned`: lanes still in the current function (entry mask minus the
+//!   lanes that executed `return`);
+//! - `live`: lanes not killed (a copy of the context's live mask, written
+//!   back on `kill` and re-read after calls);
+//! - the condition of the innermost `if` (or `ordered` round) inside the
+//!   current loop level;
+//! - the innermost loop's `active` lanes (entry lanes minus `break`) and
+//!   `cont` lanes (minus `continue` until the iteration ends).
+//!
+//! Parts that change across basic blocks live in entry-block allocas, which
+//! LLVM promotes to SSA form. [`ExecMask::current`] is the only function that
+//! combines the parts.
+
+use crate::emit::{Emit, LANES};
+use crate::JitError;
+use inkwell::values::{PointerValue, VectorValue};
+
+struct LoopFrame<'ctx> {
+    active: PointerValue<'ctx>,
+    cont: PointerValue<'ctx>,
+    /// The condition stack of the enclosing loop level.
+    outer_conds: Vec<VectorValue<'ctx>>,
+}
+
+pub struct ExecMask<'ctx> {
+    returned: PointerValue<'ctx>,
+    live: PointerValue<'ctx>,
+    conds: Vec<VectorValue<'ctx>>,
+    loops: Vec<LoopFrame<'ctx>>,
+}
+
+impl<'ctx> ExecMask<'ctx> {
+    /// Starts a function whose lanes are `entry` and whose live lanes are
+    /// `live`; the allocas must be in the function's entry block.
+    pub fn new(
+        e: &Emit<'ctx, '_>,
+        returned: PointerValue<'ctx>,
+        live: PointerValue<'ctx>,
+        entry: VectorValue<'ctx>,
+        live_now: VectorValue<'ctx>,
+    ) -> Result<ExecMask<'ctx>, JitError> {
+        e.b.build_store(returned, entry)?;
+        e.b.build_store(live, live_now)?;
+        Ok(ExecMask {
+            returned,
+            live,
+            conds: Vec::new(),
+            loops: Vec::new(),
+        })
+    }
+
+    fn load(
+        &self,
+        e: &Emit<'ctx, '_>,
+        p: PointerValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, JitError> {
+        Ok(e.b
+            .build_load(e.i1().vec_type(LANES), p, "")?
+            .into_vector_value())
+    }
+
+    /// The active lanes at the builder's position.
+    pub fn current(&self, e: &Emit<'ctx, '_>) -> Result<VectorValue<'ctx>, JitError> {
+        let mut m = self.load(e, self.returned)?;
+        let live = self.load(e, self.live)?;
+        m = e.b.build_and(m, live, "")?;
+        if let Some(c) = self.conds.last() {
+            m = e.b.build_and(m, *c, "")?;
+        }
+        if let Some(l) = self.loops.last() {
+            let a = self.load(e, l.active)?;
+            let c = self.load(e, l.cont)?;
+            m = e.b.build_and(m, a, "")?;
+            m = e.b.build_and(m, c, "")?;
+        }
+        Ok(m)
+    }
+
+    /// Enters an `if` side (or an `ordered` round): the active lanes where
+    /// `cond` holds. Returns that mask.
+    pub fn push_cond(
+        &mut self,
+        e: &Emit<'ctx, '_>,
+        cond: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, JitError> {
+        let m = self.current(e)?;
+        let side = e.b.build_and(m, cond, "")?;
+        self.conds.push(side);
+        Ok(side)
+    }
+
+    /// `active & !cond`: the else side of the condition `cond` as seen now.
+    pub fn without(
+        &self,
+        e: &Emit<'ctx, '_>,
+        mask: VectorValue<'ctx>,
+        cond: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, JitError> {
+        let not = e.b.build_not(cond, "")?;
+        Ok(e.b.build_and(mask, not, "")?)
+    }
+
+    /// Enters an `if` side whose mask was computed before (`else`).
+    pub fn push_mask(&mut self, side: VectorValue<'ctx>) {
+        self.conds.push(side);
+    }
+
+    pub fn pop_cond(&mut self) {
+        self.conds.pop();
+    }
+
+    /// Enters a loop with the current lanes.
+    pub fn push_loop(
+        &mut self,
+        e: &Emit<'ctx, '_>,
+        active: PointerValue<'ctx>,
+        cont: PointerValue<'ctx>,
+    ) -> Result<(), JitError> {
+        let m = self.current(e)?;
+        e.b.build_store(active, m)?;
+        e.b.build_store(cont, e.all_lanes())?;
+        let outer_conds = std::mem::take(&mut self.conds);
+        self.loops.push(LoopFrame {
+            active,
+            cont,
+            outer_conds,
+        });
+        Ok(())
+    }
+
+    /// At the end of an iteration: lanes that executed `continue` return.
+    pub fn end_iteration(&self, e: &Emit<'ctx, '_>) -> Result<(), JitError> {
+        if let Some(l) = self.loops.last() {
+            e.b.build_store(l.cont, e.all_lanes())?;
+        }
+        Ok(())
+    }
+
+    pub fn pop_loop(&mut self) {
+        if let Some(l) = self.loops.pop() {
+            self.conds = l.outer_conds;
+        }
+    }
+
+    fn remove_current(&self, e: &Emit<'ctx, '_>, from: PointerValue<'ctx>) -> Result<(), JitError> {
+        let m = self.current(e)?;
+        let old = self.load(e, from)?;
+        let new = self.without(e, old, m)?;
+        e.b.build_store(from, new)?;
+        Ok(())
+    }
+
+    pub fn break_loop(&self, e: &Emit<'ctx, '_>) -> Result<(), JitError> {
+        match self.loops.last() {
+            Some(l) => self.remove_current(e, l.active),
+            None => Err(JitError::Internal("break outside a loop".into())),
+        }
+    }
+
+    pub fn continue_loop(&self, e: &Emit<'ctx, '_>) -> Result<(), JitError> {
+        match self.loops.last() {
+            Some(l) => self.remove_current(e, l.cont),
+            None => Err(JitError::Internal("continue outside a loop".into())),
+        }
+    }
+
+    pub fn return_lanes(&self, e: &Emit<'ctx, '_>) -> Result<(), JitError> {
+        self.remove_current(e, self.returned)
+    }
+
+    /// `kill`: returns the new live mask (to be written to the context).
+    pub fn kill_lanes(&self, e: &Emit<'ctx, '_>) -> Result<VectorValue<'ctx>, JitError> {
+        self.remove_current(e, self.live)?;
+        self.load(e, self.live)
+    }
+
+    /// After a call: the callee may have killed lanes.
+    pub fn set_live(&self, e: &Emit<'ctx, '_>, live: VectorValue<'ctx>) -> Result<(), JitError> {
+        e.b.build_store(self.live, live)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,223 @@
+//! Running compiled kernels: one workgroup at a time, its warps in order,
+//! with the same IDs and memory rules as `warpjit_ir::interp`.
+
+use crate::abi::{self, MemSpan, WarpContext};
+use crate::{CompiledModule, JitError};
+use warpjit_ir::interp::{
+    validate_launch, AccessKind, Fault, FaultReport, GlobalMemory, LaunchConfig, LaunchReport,
+};
+use warpjit_ir::{AtomOp, NumFormat};
+use warpjit_ir::{FuncId, VerifiedModule, WARP_SIZE};
+
+/// Runs every workgroup of the grid in order (x fastest), workgroup `n` on
+/// SM `n % sm_count`, like `warpjit_ir::interp::launch`. The report counts
+/// workgroups and faults; compiled code does not count statements.
+pub fn launch(
+    compiled: &CompiledModule,
+    module: &VerifiedModule,
+    kernel: FuncId,
+    cfg: &LaunchConfig,
+    params: &[u64],
+    buffers: &mut [Vec<u8>],
+) -> Result<LaunchReport, JitError> {
+    let mut report = LaunchReport::default();
+    let mut linear = 0u64;
+    for z in 0..cfg.grid[2] {
+        for y in 0..cfg.grid[1] {
+            for x in 0..cfg.grid[0] {
+                let sm = (linear % u64::from(cfg.sm_count.max(1))) as u32;
+                compiled.run_workgroup(
+                    module,
+                    kernel,
+                    cfg,
+                    [x, y, z],
+                    sm,
+                    params,
+                    buffers,
+                    &mut report,
+                )?;
+                linear += 1;
+            }
+        }
+    }
+    Ok(report)
+}
+
+impl CompiledModule {
+    /// Runs one workgroup on SM `sm_id`, its warps in slots 0, 1, ..., as
+    /// `warpjit_ir::interp::run_workgroup` does, adding to `report`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_workgroup(
+        &self,
+        module: &VerifiedModule,
+        kernel: FuncId,
+        cfg: &LaunchConfig,
+        workgroup_id: [u32; 3],
+        sm_id: u32,
+        params: &[u64],
+        buffers: &mut [Vec<u8>],
+        report: &mut LaunchReport,
+    ) -> Result<(), JitError> {
+        validate_launch(module, kernel, cfg, params, &Sizes(buffers))
+            .map_err(|e| JitError::Launch(e.to_string()))?;
+        for d in 0..3 {
+            if workgroup_id[d] >= cfg.grid[d] {
+                return Err(JitError::Launch(format!(
+                    "workgroup id {workgroup_id:?} is outside the grid {:?}",
+                    cfg.grid
+                )));
+            }
+        }
+        if sm_id >= cfg.sm_count {
+            return Err(JitError::Launch(format!(
+                "sm id {sm_id} is not below the SM count {}",
+                cfg.sm_count
+            )));
+        }
+        let entry = self.entry_point(kernel).ok_or_else(|| {
+            JitError::Launch(format!("function {} is not a compiled kernel", kernel.0))
+        })?;
+        let spans: Vec<MemSpan> = buffers
+            .iter_mut()
+            .map(|b| MemSpan {
+                ptr: b.as_mut_ptr(),
+                len: b.len() as u64,
+            })
+            .collect();
+        let mut shared: Vec<Vec<u8>> = Vec::with_capacity(module.shared.len());
+        for decl in &module.shared {
+            let mut bytes = Vec::new();
+            bytes.try_reserve_exact(decl.size as usize).map_err(|_| {
+                JitError::Launch(format!(
+                    "out of memory: cannot allocate {} bytes for shared memory @{}",
+                    decl.size, decl.name
+                ))
+            })?;
+            bytes.resize(decl.size as usize, 0);
+            shared.push(bytes);
+        }
+        let shared_spans: Vec<MemSpan> = shared
+            .iter_mut()
+            .map(|b| MemSpan {
+                ptr: b.as_mut_ptr(),
+                len: b.len() as u64,
+            })
+            .collect();
+        let threads = cfg.threads_per_workgroup();
+        let warps = cfg.warps_per_workgroup() as u32;
+        let kernel_name = &module.function(kernel).name;
+        for index in 0..warps {
+            let first = u64::from(index) * u64::from(WARP_SIZE);
+            let present = (threads - first).min(u64::from(WARP_SIZE));
+            let existing = if present == u64::from(WARP_SIZE) {
+                u32::MAX
+            } else {
+                (1u32 << present) - 1
+            };
+            let mut ctx = WarpContext {
+                params: params.as_ptr(),
+                buffers: spans.as_ptr(),
+                shared: shared_spans.as_ptr(),
+                workgroup_id,
+                num_workgroups: cfg.grid,
+                workgroup_size: cfg.workgroup,
+                warp_index: index,
+                warp_slot: index,
+                sm_id,
+                sm_count: cfg.sm_count,
+                warps_per_sm: cfg.warps_per_sm,
+                entry_mask: existing,
+                live_mask: existing,
+                helper_mask: 0,
+                load_faults: 0,
+                store_faults: 0,
+                atomic_faults: 0,
+                first_fault_kind: abi::FAULT_NONE,
+                first_fault_lane: 0,
+                first_fault_space: 0,
+                first_fault_index: 0,
+                first_fault_address: 0,
+                first_fault_function: 0,
+                fuel: cfg.fuel.unwrap_or(u64::MAX),
+                out_of_fuel: 0,
+            };
+            // SAFETY: the context points at live buffers of the stated
+            // lengths for the whole call, and the compiled code keeps every
+            // access inside them (bounds checks are folded into its masks).
+            unsafe { entry(&mut ctx) };
+            report
+                .faults
+                .merge(&faults_of(&ctx, module, kernel_name, workgroup_id));
+            if ctx.out_of_fuel != 0 {
+                let [x, y, z] = workgroup_id;
+                return Err(JitError::FuelExhausted(format!(
+                    "kernel @{kernel_name}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {index} \
+                     after {} loop iterations (runaway kernel?)",
+                    cfg.fuel.unwrap_or(u64::MAX)
+                )));
+            }
+        }
+        report.workgroups += 1;
+        Ok(())
+    }
+}
+
+/// The buffer sizes, for launch validation (which reads nothing else).
+struct Sizes<'a>(&'a [Vec<u8>]);
+
+impl GlobalMemory for Sizes<'_> {
+    fn buffer_count(&self) -> usize {
+        self.0.len()
+    }
+    fn buffer_len(&self, buffer: u32) -> u64 {
+        self.0.get(buffer as usize).map_or(0, |b| b.len() as u64)
+    }
+    fn read(&mut self, _: u32, _: u64, out: &mut [u8]) {
+        out.fill(0);
+    }
+    fn write(&mut self, _: u32, _: u64, _: &[u8]) {}
+    fn atomic(&mut self, _: u32, _: u64, _: AtomOp, _: NumFormat, _: u64, _: u64) -> u64 {
+        0
+    }
+}
+
+fn faults_of(
+    ctx: &WarpContext,
+    module: &VerifiedModule,
+    kernel_name: &str,
+    workgroup: [u32; 3],
+) -> FaultReport {
+    let access = match ctx.first_fault_kind {
+        abi::FAULT_LOAD => Some(AccessKind::Load),
+        abi::FAULT_STORE => Some(AccessKind::Store),
+        abi::FAULT_ATOMIC => Some(AccessKind::Atomic),
+        _ => None,
+    };
+    let first = access.map(|access| {
+        let index = ctx.first_fault_index as usize;
+        let memory = match ctx.first_fault_space {
+            abi::SPACE_BUFFER => module.buffers.get(index).map(|d| d.name.clone()),
+            abi::SPACE_SHARED => module.shared.get(index).map(|d| d.name.clone()),
+            _ => module
+                .functions
+                .get(ctx.first_fault_function as usize)
+                .and_then(|f| f.privates.get(index))
+                .map(|d| d.name.clone()),
+        };
+        Fault {
+            access,
+            memory: memory.unwrap_or_default(),
+            address: ctx.first_fault_address,
+            lane: ctx.first_fault_lane,
+            warp: ctx.warp_index,
+            workgroup,
+            kernel: kernel_name.to_string(),
+        }
+    });
+    FaultReport {
+        loads: ctx.load_faults,
+        stores: ctx.store_faults,
+        atomics: ctx.atomic_faults,
+        first,
+    }
+}

@@ -1,4 +1,4 @@
-//! The `warpjit` command line: `check`, `fmt` and `run`.
+//! The `warpjit` command line: `check`, `fmt`, `run` and `dump`.
 //!
 //! Every failure ends in a non-zero exit and one `error:` line on stderr
 //! (diagnostics in program text add their caret rendering above it).
@@ -26,6 +26,7 @@ fn write_all(stream: &mut dyn std::io::Write, text: &str) {
 }
 
 mod check;
+mod dump;
 mod fmt;
 mod run;
 
@@ -58,6 +59,8 @@ enum Command {
     Fmt(fmt::FmtArgs),
     /// Run a kernel of a .warp file (defaults from its `//! run:` lines).
     Run(run::RunArgs),
+    /// Show the LLVM IR or the assembly the JIT generates for a .warp file.
+    Dump(dump::DumpArgs),
 }
 
 /// Exit status of a command that failed because of its input.
@@ -93,6 +96,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Check(args) => check::check(&args),
         Command::Fmt(args) => fmt::fmt(&args),
         Command::Run(args) => run::run(args),
+        Command::Dump(args) => dump::dump(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,69 @@
+//! `warpjit dump --llvm|--asm FILE`: the code the JIT generates for a file.
+
+use super::{read_source, CommandResult, Failure};
+use std::path::PathBuf;
+use std::time::Instant;
+use warpjit_ir::{text, VerifiedModule};
+use warpjit_jit::{JitOptions, Target};
+
+#[derive(clap::Args, Debug)]
+pub struct DumpArgs {
+    /// The .warp file to compile.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Print the optimised LLVM IR (the default).
+    #[arg(long, conflicts_with = "asm")]
+    llvm: bool,
+    /// Print the machine code as assembly.
+    #[arg(long)]
+    asm: bool,
+    /// LLVM optimisation level.
+    #[arg(
+        short = 'O',
+        long = "opt-level",
+        value_name = "0-3",
+        default_value_t = 2,
+        value_parser = clap::value_parser!(u8).range(0..=3)
+    )]
+    opt_level: u8,
+    /// Instruction set: native (everything the host has), avx2 or sse4.2.
+    #[arg(long, value_name = "TARGET", default_value = "native", value_parser = parse_target)]
+    target: Target,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    match s {
+        "native" => Ok(Target::Native),
+        "avx2" => Ok(Target::Avx2),
+        "sse4.2" | "sse42" => Ok(Target::Sse42),
+        _ => Err("expected native, avx2 or sse4.2".into()),
+    }
+}
+
+pub fn dump(args: &DumpArgs) -> CommandResult {
+    let file = args.file.display().to_string();
+    let source = read_source(&args.file)?;
+    let module = text::parse(&source)
+        .and_then(VerifiedModule::new)
+        .map_err(|diagnostics| {
+            err_text!("{}", diagnostics.render(&file, &source));
+            Failure::Reported
+        })?;
+    let options = JitOptions {
+        opt_level: args.opt_level,
+        target: args.target,
+    };
+    let started = Instant::now();
+    let compiled = warpjit_jit::compile(&module, &options)
+        .map_err(|e| format!("{file}: cannot compile: {e}"))?;
+    tracing::info!(file, elapsed = ?started.elapsed(), "compiled");
+    let code = if args.asm {
+        compiled
+            .assembly()
+            .map_err(|e| format!("{file}: cannot emit assembly: {e}"))?
+    } else {
+        compiled.llvm_ir()
+    };
+    out_text!("{code}");
+    Ok(())
+}

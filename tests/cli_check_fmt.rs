@@ -1,44 +1,14 @@
 //! `warpjit check` and `warpjit fmt` end to end.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use warpjit::ir::text;
 use warpjit::{directives, filetest};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn warpjit(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_warpjit"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the warpjit binary starts");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !run.stderr.contains("panicked") && run.code != 101,
-        "warpjit {args:?} panicked:\n{}",
-        run.stderr
-    );
-    run
-}
+mod cli_support;
+use cli_support::{scratch as scratch_dir, warpjit};
 
 fn scratch(test: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpjit-cli-check-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("write test file");
-    }
-    dir
+    scratch_dir(&format!("check-{test}"), files)
 }
 
 const GOOD: &str = "\

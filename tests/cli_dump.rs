@@ -1,28 +1,18 @@
 //! `warpjit dump`: the generated code of a file, and its errors.
 
-use std::process::{Command, Output};
+mod cli_support;
+use cli_support::{scratch, warpjit as warpjit_in, Run};
+use std::path::Path;
 
-fn warpjit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpjit"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("warpjit runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+fn warpjit(args: &[&str]) -> Run {
+    warpjit_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 #[test]
 fn llvm_ir_of_mandelbrot_is_32_wide_vector_code() {
     let out = warpjit(&["dump", "--llvm", "examples/mandelbrot.warp"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let ir = stdout(&out);
+    assert!(out.code == 0, "{}", out.stderr);
+    let ir = &out.stdout;
     assert!(
         ir.contains("<32 x float>"),
         "no 32-wide float vectors:\n{ir}"
@@ -33,8 +23,8 @@ fn llvm_ir_of_mandelbrot_is_32_wide_vector_code() {
 #[test]
 fn native_assembly_uses_vector_and_mask_registers_and_avx2_does_not_use_zmm() {
     let native = warpjit(&["dump", "--asm", "examples/mandelbrot.warp"]);
-    assert!(native.status.success(), "{}", stderr(&native));
-    let asm = stdout(&native);
+    assert!(native.code == 0, "{}", native.stderr);
+    let asm = &native.stdout;
     let host_has_avx512 = std::fs::read_to_string("/proc/cpuinfo")
         .map(|c| c.contains("avx512f"))
         .unwrap_or(false);
@@ -49,15 +39,15 @@ fn native_assembly_uses_vector_and_mask_registers_and_avx2_does_not_use_zmm() {
         "avx2",
         "examples/mandelbrot.warp",
     ]);
-    assert!(avx2.status.success(), "{}", stderr(&avx2));
-    assert!(!stdout(&avx2).contains("%zmm"), "avx2 code uses zmm");
+    assert!(avx2.code == 0, "{}", avx2.stderr);
+    assert!(!avx2.stdout.contains("%zmm"), "avx2 code uses zmm");
 }
 
 #[test]
 fn a_kernel_the_jit_cannot_compile_gives_one_line_and_exit_1() {
     let out = warpjit(&["dump", "--asm", "examples/histogram_atomics.warp"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    assert_eq!(out.code, 1);
+    let err = &out.stderr;
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("examples/histogram_atomics.warp") && err.contains("barrier"),
@@ -68,21 +58,21 @@ fn a_kernel_the_jit_cannot_compile_gives_one_line_and_exit_1() {
 #[test]
 fn bad_options_name_the_option() {
     let out = warpjit(&["dump", "--target", "mmx", "examples/mandelbrot.warp"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--target"), "{}", stderr(&out));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--target"), "{}", out.stderr);
     let out = warpjit(&["dump", "-O", "7", "examples/mandelbrot.warp"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("opt-level"), "{}", stderr(&out));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("opt-level"), "{}", out.stderr);
 }
 
 #[test]
 fn program_errors_are_rendered_with_their_position() {
-    let dir = std::env::temp_dir().join(format!("warpjit-dump-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.warp");
-    std::fs::write(&path, "kernel @main {\n  %x = add %y, 1\n}\n").unwrap();
-    let out = warpjit(&["dump", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("bad.warp:2:"), "{}", stderr(&out));
+    let dir = scratch(
+        "dump-errors",
+        &[("bad.warp", "kernel @main {\n  %x = add %y, 1\n}\n")],
+    );
+    let out = warpjit_in(&dir, &["dump", "bad.warp"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("bad.warp:2:"), "{}", out.stderr);
     std::fs::remove_dir_all(&dir).ok();
 }

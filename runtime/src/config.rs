@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Most SMs (worker threads) a runtime may have.
 pub const MAX_SM_COUNT: u32 = 1024;
 /// Most threads a workgroup may have.
-pub const MAX_WORKGROUP_THREADS: u32 = 1024;
+pub const MAX_WORKGROUP_THREADS: u32 = warpjit_ir::verify::MAX_WORKGROUP_INVOCATIONS as u32;
 /// Warp slots per SM unless configured.
 pub const DEFAULT_WARPS_PER_SM: u32 = 64;
 

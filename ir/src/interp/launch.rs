@@ -13,8 +13,7 @@ use crate::verify::VerifiedModule;
 use crate::WARP_SIZE;
 use std::sync::atomic::AtomicBool;
 
-/// Most threads a workgroup may have.
-const MAX_WORKGROUP_THREADS: u64 = 1024;
+use crate::verify::MAX_WORKGROUP_INVOCATIONS as MAX_WORKGROUP_THREADS;
 
 /// Runs every workgroup of the grid in order (x fastest); workgroup `n` runs
 /// on SM `n % sm_count`. The launch is validated before anything runs; a grid
@@ -160,8 +159,13 @@ fn validate<'m>(
     let threads = cfg.threads_per_workgroup();
     if threads == 0 || threads > MAX_WORKGROUP_THREADS {
         let [x, y, z] = cfg.workgroup;
+        // The product saturates, so u64::MAX stands for any larger count.
+        let count = match threads {
+            u64::MAX => "more than 2^64".to_string(),
+            n => n.to_string(),
+        };
         return Err(invalid(format!(
-            "workgroup size ({x}, {y}, {z}) has {threads} threads; it must have 1 to {MAX_WORKGROUP_THREADS}"
+            "workgroup size ({x}, {y}, {z}) has {count} threads; it must have 1 to {MAX_WORKGROUP_THREADS}"
         )));
     }
     if cfg.sm_count == 0 {

@@ -9,7 +9,8 @@
 //! NaN becomes the canonical NaN the GPU produces (f16 0x7fff, f32
 //! 0x7fffffff, f64 0x7fffffffffffffff).
 
-use warpjit_ir::{NumFormat, Type};
+use warpjit_ir::semantics::ieee;
+use warpjit_ir::{NumFormat, Round, Type};
 
 /// A format name as the command line spells it: the IR's `s8 ... f64`, with
 /// `i8 i16 i32 i64` accepted for `s8 s16 s32 s64`.
@@ -201,48 +202,17 @@ pub fn format_hex(format: NumFormat, bits: u64) -> String {
 
 /// IEEE binary16 bits to f64 (exact).
 pub fn f16_bits_to_f64(h: u16) -> f64 {
-    let negative = h & 0x8000 != 0;
-    let exponent = ((h >> 10) & 0x1f) as i32;
-    let mantissa = (h & 0x3ff) as f64;
-    let magnitude = match exponent {
-        0 => mantissa * 2f64.powi(-24),
-        31 if mantissa == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        e => (1024.0 + mantissa) * 2f64.powi(e - 25),
-    };
-    if negative {
-        -magnitude
-    } else {
-        magnitude
-    }
+    ieee::to_f64(ieee::FloatFormat::F16, u64::from(h))
 }
 
 /// f64 to IEEE binary16 bits, rounding to nearest even; NaN gives 0x7fff.
 pub fn f64_to_f16_bits(x: f64) -> u16 {
-    if x.is_nan() {
-        return 0x7fff;
-    }
-    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
-    let a = x.abs();
-    if a < 2f64.powi(-14) {
-        // Subnormal range: multiples of 2^-24. Scaling by a power of two is
-        // exact, so the only rounding is the one to an integer; a result of
-        // 1024 is exactly the encoding of the smallest normal.
-        return sign | (a * 2f64.powi(24)).round_ties_even() as u16;
-    }
-    if a.is_infinite() {
-        return sign | 0x7c00;
-    }
-    let mut exponent = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    let mut significand = (a * 2f64.powi(10 - exponent)).round_ties_even() as u32;
-    if significand == 2048 {
-        significand = 1024;
-        exponent += 1;
-    }
-    if exponent > 15 {
-        return sign | 0x7c00;
-    }
-    sign | (((exponent + 15) as u16) << 10) | (significand - 1024) as u16
+    ieee::convert_float(
+        ieee::FloatFormat::F16,
+        ieee::FloatFormat::F64,
+        x.to_bits(),
+        Round::Nearest,
+    ) as u16
 }
 
 #[cfg(test)]

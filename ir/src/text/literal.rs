@@ -267,16 +267,7 @@ fn parse_exponent(text: &str) -> i128 {
 
 /// The exact value of an f16.
 pub fn f16_to_f32(bits: u16) -> f32 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = (bits >> 10) & 0x1f;
-    let significand = (bits & 0x3ff) as f32;
-    let magnitude = match exp {
-        0 => significand * f32::powi(2.0, -24),
-        31 if significand == 0.0 => f32::INFINITY,
-        31 => f32::NAN,
-        e => (1024.0 + significand) * f32::powi(2.0, e as i32 - 25),
-    };
-    sign * magnitude
+    f32::from_bits(crate::semantics::ieee::f16_to_f32_bits(bits))
 }
 
 /// The text of a constant's value in the canonical form, without its type.

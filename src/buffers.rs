@@ -18,6 +18,9 @@ use crate::values::{self, decode_float, encode_float, parse_format, write_elemen
 use std::path::PathBuf;
 use warpjit_ir::NumFormat;
 
+/// The `random:` pattern's generator: the one the program generator uses.
+pub use warpjit_ir::generate::SplitMix64;
+
 /// The largest buffer the command line creates: 32-bit addresses reach 4 GiB.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 32;
 
@@ -255,27 +258,6 @@ fn random_element(format: NumFormat, x: u64) -> u64 {
         NumFormat::F32 => encode_float(format, (x >> 40) as f64 * 2f64.powi(-24)),
         NumFormat::F16 => encode_float(format, (x >> 53) as f64 * 2f64.powi(-11)),
         _ => x,
-    }
-}
-
-/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
-/// generators", 2014): a 64-bit counter stepped by the golden-ratio constant,
-/// then mixed. Small, fast, and every seed gives a full-period sequence.
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
     }
 }
 

@@ -2,8 +2,8 @@
 //! every feature switch and source of randomness works.
 
 use warpjit_ir::generate::{
-    generate, generate_case, ByteRng, Features, GenConfig, RngLike, SplitMix64, ATOM_BINDING,
-    IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES,
+    generate, generate_case, ByteRng, Features, GenConfig, SplitMix64, ATOM_BINDING, IN_BINDING,
+    OUT_BINDING, OUT_SLOT_BYTES,
 };
 use warpjit_ir::verify::verify;
 use warpjit_ir::*;

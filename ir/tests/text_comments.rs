@@ -4,7 +4,7 @@
 //! or above the line it was on or above.
 
 use proptest::prelude::*;
-use warpjit_ir::generate::{generate, GenConfig, RngLike, SplitMix64};
+use warpjit_ir::generate::{generate, GenConfig, SplitMix64};
 use warpjit_ir::text::{
     format, parse, parse_with_comments, print, print_with_comments, Comments, MAX_NESTING,
 };

@@ -75,15 +75,21 @@ impl SplitMix64 {
     pub fn new(seed: u64) -> SplitMix64 {
         SplitMix64 { state: seed }
     }
-}
 
-impl RngLike for SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
+    /// The next output: the state steps by the golden-ratio constant and is
+    /// then mixed.
+    pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
+    }
+}
+
+impl RngLike for SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        SplitMix64::next_u64(self)
     }
 }
 

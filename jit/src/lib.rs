@@ -12,12 +12,15 @@
 //! ```
 
 pub mod abi;
+mod backend;
 mod emit;
 mod engine;
 mod lower;
 mod mask;
 mod run;
+mod sched;
 
+pub use backend::{JitBackend, JitKernel};
 pub use engine::{compile, CompiledModule};
 pub use run::launch;
 

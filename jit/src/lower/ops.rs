@@ -85,7 +85,12 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             e.store_field(fl.ctxp, offsets::HELPER_MASK, new.into(), 4)?;
             Ok(vec![])
         }
-        Op::MemBar => Ok(vec![]),
+        // Other SMs see global memory: a sequentially consistent fence, as
+        // the runtime's interpreter gives `membar`.
+        Op::MemBar => {
+            e.b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+            Ok(vec![])
+        }
         Op::Atom { mem, op, format } => {
             let v2 = if i.args.len() > 2 {
                 Some(arg(2)?)

@@ -10,6 +10,11 @@
 //! ```text
 //! VerifiedModule --lower--> LLVM IR --verify, optimise--> machine code (MCJIT)
 //! ```
+//!
+//! [`JitBackend`] makes it a backend of the multithreaded runtime. The warps
+//! of a workgroup take turns on one thread; a kernel that can reach
+//! `barrier` runs each warp on a stackful coroutine that the barrier
+//! suspends (`sched.rs`).
 
 pub mod abi;
 mod backend;

@@ -20,6 +20,8 @@ pub struct Emit<'ctx, 'a> {
     pub cx: &'ctx Context,
     pub module: &'a Module<'ctx>,
     pub b: Builder<'ctx>,
+    /// The target has AVX-512F: two-table permutes (`vpermi2d`) are available.
+    pub avx512: bool,
 }
 
 impl<'ctx> Emit<'ctx, '_> {
@@ -220,6 +222,21 @@ impl<'ctx> Emit<'ctx, '_> {
             .map_err(|e| JitError::Llvm(e.to_string()))?;
         Ok(())
     }
+}
+
+/// Whether an LLVM feature string (as the engine builds it: the host's
+/// features, then overrides) leaves AVX-512F enabled; `-avx` disables
+/// everything above it.
+pub fn has_avx512(features: &str) -> bool {
+    let mut on = false;
+    for f in features.split(',') {
+        match f {
+            "+avx512f" => on = true,
+            "-avx512f" | "-avx" | "-avx2" | "-fma" | "-f16c" => on = false,
+            _ => {}
+        }
+    }
+    on
 }
 
 /// `<32 x elem>`.

@@ -38,6 +38,7 @@ pub fn lower_module<'ctx>(
         cx,
         module: llmod,
         b: cx.create_builder(),
+        avx512: crate::emit::has_avx512(features),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let attrs = [

@@ -15,7 +15,7 @@ use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::AsValueRef;
-use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::values::{BasicValue, IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use warpjit_ir::{AtomOp, MemFormat, MemRef, NumFormat, Round, Type};
@@ -367,6 +367,117 @@ fn contiguous_or_scatter<'ctx>(
     Ok(())
 }
 
+/// Every component of the access for each lane: one masked vector load when
+/// the lanes' elements are consecutive (single components only), else gathers.
+fn vector_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let elem = u64::from(format.elem.bytes());
+    if format.count == 1 && a.lane_stride == 0 {
+        return Ok(vec![contiguous_or_gather(
+            fl,
+            a,
+            format.elem.bytes(),
+            vt,
+            align,
+        )?]);
+    }
+    (0..u64::from(format.count))
+        .map(|i| gather(fl, a, i * elem, vt, align))
+        .collect()
+}
+
+/// When at least one lane accesses and every accessing lane reads the same
+/// address (a loop counter, a tile index), the offset of the first of them
+/// and true; computed at run time.
+fn same_address<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(a.mask)?;
+    let first: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value();
+    let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+    let at = b
+        .build_extract_element(a.offsets, first, "")?
+        .into_int_value();
+    let same = b.build_int_compare(IntPredicate::EQ, e.splat(at.into())?, a.offsets, "")?;
+    let differ = b.build_and(a.mask, b.build_not(same, "")?, "")?;
+    let none_differ = b.build_int_compare(
+        IntPredicate::EQ,
+        e.mask_to_bits(differ)?,
+        e.i32().const_zero(),
+        "",
+    )?;
+    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    Ok((at, b.build_and(none_differ, some, "")?))
+}
+
+/// Scalar loads broadcast to the accessing lanes (0 elsewhere, as a gather
+/// gives) when every accessing lane reads the same address, else
+/// [`vector_load`]: a uniform address costs one load per component instead
+/// of a gather.
+fn uniform_or_vector_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let (at, uniform) = same_address(fl, a)?;
+    let uniform_bb = e.cx.append_basic_block(fl.func, "load.uniform");
+    let vector_bb = e.cx.append_basic_block(fl.func, "load.lanes");
+    let join = e.cx.append_basic_block(fl.func, "load.joined");
+    b.build_conditional_branch(uniform, uniform_bb, vector_bb)?;
+    b.position_at_end(uniform_bb);
+    let elem_t = vt.get_element_type();
+    let elem_bytes = u64::from(format.elem.bytes());
+    let mut scalars = Vec::new();
+    for i in 0..u64::from(format.count) {
+        let off = b.build_int_add(at, e.i64().const_int(i * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): the access is in bounds (checked into the mask).
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[off], "")? };
+        let x = b.build_load(elem_t, ptr, "")?;
+        if let Some(inst) = x.as_instruction_value() {
+            inst.set_alignment(format.elem.bytes())
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+        }
+        let splat = e.splat(x)?;
+        scalars.push(
+            b.build_select(a.mask, splat, vt.const_zero(), "")?
+                .into_vector_value(),
+        );
+    }
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(vector_bb);
+    let lanes = vector_load(fl, a, format, vt, align)?;
+    let lanes_end = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(join);
+    let mut out = Vec::new();
+    for (u, v) in scalars.iter().zip(&lanes) {
+        let phi = b.build_phi(vt, "")?;
+        phi.add_incoming(&[(u, uniform_bb), (v, lanes_end)]);
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
 pub fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -379,13 +490,13 @@ pub fn load<'ctx>(
     let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
     let vt = elem_vec(fl, format.elem);
     let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let raws = if a.lane_stride == 0 {
+        uniform_or_vector_load(fl, &a, format, vt, align)?
+    } else {
+        vector_load(fl, &a, format, vt, align)?
+    };
     let mut out = Vec::new();
-    for i in 0..u64::from(format.count) {
-        let raw = if format.count == 1 && a.lane_stride == 0 {
-            contiguous_or_gather(fl, &a, format.elem.bytes(), vt, align)?
-        } else {
-            gather(fl, &a, i * u64::from(format.elem.bytes()), vt, align)?
-        };
+    for raw in raws {
         let reg = format.elem.register_type();
         let v = match format.elem {
             NumFormat::S8 | NumFormat::S16 => e.b.build_int_s_extend(raw, e.int_vec(32), "")?,

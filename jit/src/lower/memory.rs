@@ -123,6 +123,31 @@ fn count_faults<'ctx>(
 ) -> Result<(), JitError> {
     let e = fl.e;
     let bits = e.mask_to_bits(outside)?;
+    // Faults are rare: record them off the straight path, so an access in
+    // bounds costs one test of the bit set.
+    let any =
+        e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let record_bb = e.cx.append_basic_block(fl.func, "fault.record");
+    let done_bb = e.cx.append_basic_block(fl.func, "fault.done");
+    e.b.build_conditional_branch(any, record_bb, done_bb)?;
+    e.b.position_at_end(record_bb);
+    record_faults(fl, bits, addr64, kind, space, index)?;
+    e.b.build_unconditional_branch(done_bb)?;
+    e.b.position_at_end(done_bb);
+    Ok(())
+}
+
+/// Adds the lanes of `bits` to the fault count and records the first fault
+/// of the warp if none is recorded yet.
+fn record_faults<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    bits: IntValue<'ctx>,
+    addr64: V<'ctx>,
+    kind: u32,
+    space: u32,
+    index: u32,
+) -> Result<(), JitError> {
+    let e = fl.e;
     let count: IntValue = e
         .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
         .into_int_value();
@@ -300,13 +325,13 @@ fn contiguous<'ctx>(
 fn contiguous_or_gather<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
-    size: u32,
+    format: MemFormat,
     vt: VectorType<'ctx>,
     align: IntValue<'ctx>,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let (ptr, all) = contiguous(fl, a, size)?;
+    let (ptr, all) = contiguous(fl, a, format.elem.bytes())?;
     let vector_bb = e.cx.append_basic_block(fl.func, "load.vector");
     let gather_bb = e.cx.append_basic_block(fl.func, "load.gather");
     let join = e.cx.append_basic_block(fl.func, "load.done");
@@ -367,8 +392,7 @@ fn contiguous_or_scatter<'ctx>(
     Ok(())
 }
 
-/// Every component of the access for each lane: one masked vector load when
-/// the lanes' elements are consecutive (single components only), else gathers.
+/// Every component of the access for each lane, through gathers.
 fn vector_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
@@ -377,30 +401,49 @@ fn vector_load<'ctx>(
     align: IntValue<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let elem = u64::from(format.elem.bytes());
-    if format.count == 1 && a.lane_stride == 0 {
-        return Ok(vec![contiguous_or_gather(
-            fl,
-            a,
-            format.elem.bytes(),
-            vt,
-            align,
-        )?]);
-    }
     (0..u64::from(format.count))
         .map(|i| gather(fl, a, i * elem, vt, align))
         .collect()
 }
 
-/// When at least one lane accesses and every accessing lane reads the same
-/// address (a loop counter, a tile index), the offset of the first of them
-/// and true; computed at run time.
-fn same_address<'ctx>(
+/// The raw components of a load, lane by lane: a masked vector load when
+/// the lanes' elements are consecutive (single components), else gathers.
+fn lanes_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
+    let vt = elem_vec(fl, format.elem);
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    if format.count == 1 && a.lane_stride == 0 {
+        Ok(vec![contiguous_or_gather(fl, &a, format, vt, align)?])
+    } else {
+        vector_load(fl, &a, format, vt, align)
+    }
+}
+
+/// When at least one lane is active and all active lanes give the same
+/// address (a loop counter, a tile index: tested at run time on the
+/// addresses as given), the access is checked and done once in scalar code
+/// and broadcast to the active lanes (0 elsewhere, as a gather gives);
+/// otherwise [`lanes_load`]. Faults are the same: all active lanes are out
+/// of bounds or none, and the first of them is the first fault.
+fn uniform_or_lanes_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let bits = e.mask_to_bits(a.mask)?;
+    let bits = e.mask_to_bits(m)?;
     let first: IntValue = e
         .call_intrinsic(
             "llvm.cttz",
@@ -409,11 +452,9 @@ fn same_address<'ctx>(
         )?
         .into_int_value();
     let first = b.build_and(first, e.i32().const_int(31, false), "")?;
-    let at = b
-        .build_extract_element(a.offsets, first, "")?
-        .into_int_value();
-    let same = b.build_int_compare(IntPredicate::EQ, e.splat(at.into())?, a.offsets, "")?;
-    let differ = b.build_and(a.mask, b.build_not(same, "")?, "")?;
+    let at = b.build_extract_element(addr, first, "")?.into_int_value();
+    let same = b.build_int_compare(IntPredicate::EQ, e.splat(at.into())?, addr, "")?;
+    let differ = b.build_and(m, b.build_not(same, "")?, "")?;
     let none_differ = b.build_int_compare(
         IntPredicate::EQ,
         e.mask_to_bits(differ)?,
@@ -421,35 +462,50 @@ fn same_address<'ctx>(
         "",
     )?;
     let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
-    Ok((at, b.build_and(none_differ, some, "")?))
-}
-
-/// Scalar loads broadcast to the accessing lanes (0 elsewhere, as a gather
-/// gives) when every accessing lane reads the same address, else
-/// [`vector_load`]: a uniform address costs one load per component instead
-/// of a gather.
-fn uniform_or_vector_load<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    format: MemFormat,
-    vt: VectorType<'ctx>,
-    align: IntValue<'ctx>,
-) -> Result<Vec<V<'ctx>>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let (at, uniform) = same_address(fl, a)?;
+    let uniform = b.build_and(none_differ, some, "")?;
+    let vt = elem_vec(fl, format.elem);
     let uniform_bb = e.cx.append_basic_block(fl.func, "load.uniform");
-    let vector_bb = e.cx.append_basic_block(fl.func, "load.lanes");
+    let inside_bb = e.cx.append_basic_block(fl.func, "load.uniform.inside");
+    let outside_bb = e.cx.append_basic_block(fl.func, "load.uniform.outside");
+    let lanes_bb = e.cx.append_basic_block(fl.func, "load.lanes");
     let join = e.cx.append_basic_block(fl.func, "load.joined");
-    b.build_conditional_branch(uniform, uniform_bb, vector_bb)?;
+    b.build_conditional_branch(uniform, uniform_bb, lanes_bb)?;
+
     b.position_at_end(uniform_bb);
+    let (base, len, space, index, _) = span(fl, mem)?;
+    let at64 = if addr_ty == Type::I64 {
+        at
+    } else {
+        b.build_int_z_extend(at, e.i64(), "")?
+    };
+    let size = u64::from(format.bytes());
+    let aligned = b.build_and(at64, e.i64().const_int(!(size - 1), false), "")?;
+    let size64 = e.i64().const_int(size, false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let inside = b.build_and(fits, below, "")?;
+    b.build_conditional_branch(inside, inside_bb, outside_bb)?;
+
+    b.position_at_end(outside_bb);
+    record_faults(
+        fl,
+        bits,
+        e.splat(at64.into())?,
+        abi::FAULT_LOAD,
+        space,
+        index,
+    )?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(inside_bb);
     let elem_t = vt.get_element_type();
     let elem_bytes = u64::from(format.elem.bytes());
     let mut scalars = Vec::new();
     for i in 0..u64::from(format.count) {
-        let off = b.build_int_add(at, e.i64().const_int(i * elem_bytes, false), "")?;
-        // SAFETY (for LLVM): the access is in bounds (checked into the mask).
-        let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[off], "")? };
+        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): checked above, the component is in bounds.
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
         let x = b.build_load(elem_t, ptr, "")?;
         if let Some(inst) = x.as_instruction_value() {
             inst.set_alignment(format.elem.bytes())
@@ -457,22 +513,25 @@ fn uniform_or_vector_load<'ctx>(
         }
         let splat = e.splat(x)?;
         scalars.push(
-            b.build_select(a.mask, splat, vt.const_zero(), "")?
+            b.build_select(m, splat, vt.const_zero(), "")?
                 .into_vector_value(),
         );
     }
     b.build_unconditional_branch(join)?;
-    b.position_at_end(vector_bb);
-    let lanes = vector_load(fl, a, format, vt, align)?;
+
+    b.position_at_end(lanes_bb);
+    let lanes = lanes_load(fl, mem, format, addr, addr_ty, m)?;
     let lanes_end = b
         .get_insert_block()
         .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
     b.build_unconditional_branch(join)?;
+
     b.position_at_end(join);
+    let zero = vt.const_zero();
     let mut out = Vec::new();
     for (u, v) in scalars.iter().zip(&lanes) {
         let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(u, uniform_bb), (v, lanes_end)]);
+        phi.add_incoming(&[(u, inside_bb), (&zero, outside_bb), (v, lanes_end)]);
         out.push(phi.as_basic_value().into_vector_value());
     }
     Ok(out)
@@ -487,13 +546,10 @@ pub fn load<'ctx>(
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let m = fl.mask.current(e)?;
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
-    let vt = elem_vec(fl, format.elem);
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
-    let raws = if a.lane_stride == 0 {
-        uniform_or_vector_load(fl, &a, format, vt, align)?
+    let raws = if matches!(mem, MemRef::Private(_)) {
+        lanes_load(fl, mem, format, addr, addr_ty, m)?
     } else {
-        vector_load(fl, &a, format, vt, align)?
+        uniform_or_lanes_load(fl, mem, format, addr, addr_ty, m)?
     };
     let mut out = Vec::new();
     for raw in raws {

@@ -229,3 +229,106 @@ fn local_and_global_ids_of_odd_workgroup_shapes() {
         same_as_interpreter(IDS, &cfg, &[Vec::new()], &buffers);
     }
 }
+
+/// Loads and stores of consecutive elements: runs that start misaligned,
+/// run past the end of the buffer, use i64 addresses, skip lanes, or
+/// include helper lanes (which must not store).
+const RUNS: &str = "
+param %shift: i32
+param %skew: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @wide[2]: u32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %k = add %i, %shift
+  %a = shl %k, 2
+  %a2 = add %a, %skew
+  %v = load.u32 @src, %a2
+  %h = load.u16 @src, %a
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 2
+  if %on {
+    %w = xor %v, %h
+    store.u32 @dst, %a2, %w
+    %a64 = cvt.u64.u32 %a
+    %x = load.u32 @src, %a64
+    store.u32 @wide, %a64, %x
+    %five = cmp.eq %third, 1
+    if %five {
+      demote
+    }
+    %b = add %a, 4
+    store.u16 @wide, %b, %lane
+  }
+}
+";
+
+#[test]
+fn consecutive_runs_in_and_out_of_bounds() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(512, 7), vec![0u8; 480], vec![0u8; 520]];
+    let mut params = Vec::new();
+    for shift in [0u64, 3, 100, 0xffff_fff0] {
+        for skew in [0u64, 1, 4] {
+            params.push(vec![shift, skew]);
+        }
+    }
+    same_as_interpreter(RUNS, &cfg, &params, &buffers);
+}
+
+/// Atomic adds from many lanes: to one address (one atomic of the sum),
+/// to two addresses, out of bounds, with helper lanes, on u32 and u64.
+/// Every lane's old value is stored, so the order of the adds shows.
+const ATOMIC_ADDS: &str = "
+param %slot: i32
+param %split: i32
+buffer @counts[0]: u32
+buffer @out[1]: u32
+buffer @big[2]: u64
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %v = mul %i, 0x9e3779b1
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 0
+  %o = shl %i, 3
+  if %on {
+    %low = cmp.lt.u %lane, %split
+    %other = select %low, 4:i32, 0
+    %s4 = shl %slot, 2
+    %addr = add %s4, %other
+    %old = atom.add.u32 @counts, %addr, %v
+    %w = cvt.u64.u32 %v
+    %w20 = shl %w, 20:i64
+    %s8 = shl %slot, 3
+    %old64 = atom.add.u64 @big, %s8, %w20
+    %lo, %hi = up64 %old64
+    store.u32x2 @out, %o, %old, %hi
+    %helper = cmp.eq %third, 2
+    if %helper {
+      demote
+    }
+    %again = atom.add.u32 @counts, %s4, %lane
+    %o4 = add %o, 4
+    store.u32 @out, %o4, %again
+  }
+}
+";
+
+#[test]
+fn atomic_adds_to_one_address_keep_lane_order() {
+    let mut cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+    cfg.sm_count = 2;
+    let buffers = vec![pattern(16, 3), vec![0u8; 3 * 64 * 8], pattern(32, 5)];
+    let mut params = Vec::new();
+    for slot in [0u64, 2, 3, 1000] {
+        for split in [0u64, 17, 64] {
+            params.push(vec![slot, split]);
+        }
+    }
+    same_as_interpreter(ATOMIC_ADDS, &cfg, &params, &buffers);
+}

@@ -89,6 +89,15 @@ pub fn lower_module<'ctx>(
     Ok(kernels)
 }
 
+/// True when a block only moves lanes between masks (`break`, `continue`):
+/// running it with no active lanes changes nothing.
+fn only_mask_changes(block: &Block) -> bool {
+    block
+        .stmts
+        .iter()
+        .all(|s| matches!(s, Stmt::Break { .. } | Stmt::Continue { .. }))
+}
+
 /// Rejects what the lowering does not handle, naming it.
 fn check_supported(module: &VerifiedModule) -> Result<(), JitError> {
     for f in &module.functions {
@@ -260,6 +269,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             } => {
                 let c = self.operand(cond)?;
                 let then_mask = self.mask.push_cond(e, c)?;
+                if else_body.stmts.is_empty() && only_mask_changes(then_body) {
+                    // `if c { break }` and the like only change masks, which
+                    // is a no-op with no lanes: no test, no branch.
+                    self.block(then_body)?;
+                    self.mask.pop_cond();
+                    return Ok(());
+                }
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
                 e.b.build_conditional_branch(e.any(then_mask)?, then_bb, else_test)?;
@@ -358,6 +374,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     /// One loop iteration's fuel. When none is left, every lane leaves the
     /// live mask: loops exit at their next test and nothing more is written.
+    /// Running out is rare, so it is handled off the loop's straight path.
     fn spend_fuel(&mut self) -> Result<(), JitError> {
         let e = self.e;
         let b = &e.b;
@@ -366,24 +383,31 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             .into_int_value();
         let empty =
             b.build_int_compare(inkwell::IntPredicate::EQ, fuel, e.i64().const_zero(), "")?;
+        let spend_bb = self.new_block("fuel.spend");
+        let out_bb = self.new_block("fuel.out");
+        let done_bb = self.new_block("fuel.done");
+        b.build_conditional_branch(empty, out_bb, spend_bb)?;
+        b.position_at_end(spend_bb);
         let left = b.build_int_sub(fuel, e.i64().const_int(1, false), "")?;
-        let left = b.build_select(empty, fuel, left, "")?;
-        e.store_field(self.ctxp, offsets::FUEL, left, 8)?;
-        let live = e
-            .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
-            .into_int_value();
-        let live = b
-            .build_select(empty, e.i32().const_zero(), live, "")?
-            .into_int_value();
-        e.store_field(self.ctxp, offsets::LIVE_MASK, live.into(), 4)?;
-        let flag = b.build_int_z_extend(empty, e.i32(), "")?;
-        let old = e
-            .load_field(self.ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?
-            .into_int_value();
-        let flag = b.build_or(old, flag, "")?;
-        e.store_field(self.ctxp, offsets::OUT_OF_FUEL, flag.into(), 4)?;
-        let live = e.bits_to_mask(live)?;
-        self.mask.set_live(e, live)
+        e.store_field(self.ctxp, offsets::FUEL, left.into(), 8)?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(out_bb);
+        e.store_field(
+            self.ctxp,
+            offsets::LIVE_MASK,
+            e.i32().const_zero().into(),
+            4,
+        )?;
+        e.store_field(
+            self.ctxp,
+            offsets::OUT_OF_FUEL,
+            e.i32().const_int(1, false).into(),
+            4,
+        )?;
+        self.mask.set_live(e, e.i1().vec_type(LANES).const_zero())?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(done_bb);
+        Ok(())
     }
 
     /// The value of an operand in all 32 lanes.

@@ -209,6 +209,26 @@ impl<'ctx> Emit<'ctx, '_> {
         Ok(v)
     }
 
+    /// [`Emit::load_field`] of something that stays the same while the
+    /// kernel runs (parameters, memory spans, IDs): marked
+    /// `!invariant.load`, so LLVM may hoist it out of loops past the
+    /// kernel's own stores to the context.
+    pub fn load_invariant(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+        ty: BasicTypeEnum<'ctx>,
+        align: u32,
+    ) -> Result<BasicValueEnum<'ctx>, JitError> {
+        let v = self.load_field(ptr, offset, ty, align)?;
+        if let Some(inst) = v.as_instruction_value() {
+            let kind = self.cx.get_kind_id("invariant.load");
+            inst.set_metadata(self.cx.metadata_node(&[]), kind)
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
+        }
+        Ok(v)
+    }
+
     pub fn store_field(
         &self,
         ptr: PointerValue<'ctx>,

@@ -432,7 +432,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             Operand::Param(p) => {
                 let ty = self.module.params[p.0 as usize].ty;
                 let params = e
-                    .load_field(
+                    .load_invariant(
                         self.ctxp,
                         offsets::PARAMS,
                         e.cx.ptr_type(Default::default()).into(),
@@ -440,7 +440,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     )?
                     .into_pointer_value();
                 let bits = e
-                    .load_field(params, 8 * u64::from(p.0), e.i64().into(), 8)?
+                    .load_invariant(params, 8 * u64::from(p.0), e.i64().into(), 8)?
                     .into_int_value();
                 let narrow = if ty.bits() == 64 {
                     bits

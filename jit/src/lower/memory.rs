@@ -59,14 +59,14 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
         }
     };
     let spans = e
-        .load_field(fl.ctxp, table, ptr_t.into(), 8)?
+        .load_invariant(fl.ctxp, table, ptr_t.into(), 8)?
         .into_pointer_value();
     let at = u64::from(index) * offsets::SPAN_SIZE;
     let base = e
-        .load_field(spans, at, ptr_t.into(), 8)?
+        .load_invariant(spans, at, ptr_t.into(), 8)?
         .into_pointer_value();
     let len = e
-        .load_field(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+        .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
         .into_int_value();
     Ok((base, len, space, index, 0))
 }

@@ -126,6 +126,9 @@ pub fn measure(
     // the reference for the others.
     let mut reference: Option<Vec<Vec<u8>>> = None;
     for config in configs(options) {
+        if matches!(config, Config::Rust(_)) && prepared.baseline.is_none() {
+            continue;
+        }
         progress(&format!("{}: {}", case.name(), config.label()));
         let mut row = Measurement {
             case: case.name(),

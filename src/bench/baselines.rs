@@ -371,3 +371,71 @@ pub fn blackscholes(
             }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Several rayon chunks, the last one partial.
+    const N: usize = 3 * CHUNK + 1234;
+
+    fn values() -> Vec<u32> {
+        (0..N as u32).map(|i| i.wrapping_mul(2_654_435_761) % 1000).collect()
+    }
+
+    #[test]
+    fn every_core_gives_what_one_thread_gives() {
+        let x = values();
+        assert_eq!(reduce(&x, Threads::All), reduce(&x, Threads::One));
+        let bytes: Vec<u8> = x.iter().map(|&v| v as u8).collect();
+        assert_eq!(histogram(&bytes, Threads::All), histogram(&bytes, Threads::One));
+        let (mut one, mut all) = (vec![0; N], vec![0; N]);
+        scan(&x, &mut one, Threads::One);
+        scan(&x, &mut all, Threads::All);
+        assert_eq!(one, all);
+        let kept_one = compact(&x, &mut one, Threads::One);
+        let kept_all = compact(&x, &mut all, Threads::All);
+        // Chunks are compacted in order, so even the order agrees.
+        assert_eq!(one[..kept_one], all[..kept_all]);
+    }
+
+    #[test]
+    fn scalar_versions_compute_the_definitions() {
+        let x = values();
+        let sum = x.iter().map(|&v| u64::from(v)).sum::<u64>() as u32;
+        assert_eq!(reduce(&x, Threads::One), sum);
+        let mut out = vec![0; N];
+        scan(&x, &mut out, Threads::One);
+        assert_eq!(out[0], x[0]);
+        assert_eq!(out[255], x[..256].iter().sum::<u32>());
+        assert_eq!(out[256], x[256]);
+        let kept = compact(&x, &mut out, Threads::One);
+        assert_eq!(kept, x.iter().filter(|&&v| v % 3 == 0).count());
+        assert!(out[..kept].iter().all(|v| v % 3 == 0));
+
+        let size = MandelbrotSize { width: 4, height: 2, max_iter: 50 };
+        let mut counts = vec![0; 8];
+        mandelbrot(size, &mut counts, Threads::All);
+        // Pixel (0, 0) is c = (-2, -1): |c|^2 = 5 escapes before any
+        // update. Pixel (0, 1) is c = (-2, 0): z goes -2, 2, 2, ... and
+        // |z|^2 = 4 is not above 4, so it never escapes.
+        assert_eq!(counts[0], 0);
+        assert_eq!(counts[4], 50);
+
+        // One body pulled by one other at distance 1 along x.
+        let bodies = [[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 2.0]];
+        let mut acc = [[0.0; 4]; 2];
+        nbody(&bodies, &mut acc, Threads::One);
+        let expected = 2.0f32 / (1.01f32 * 1.01f32.sqrt());
+        assert_eq!(acc[0], [expected, 0.0, 0.0, 0.0]);
+
+        // At the money, T = 1: call - put = S - X e^(-rT) (put-call parity).
+        let market = Market { rate: 0.02, volatility: 0.3 };
+        let (mut call, mut put) = ([0.0f32], [0.0f32]);
+        blackscholes(market, &[20.0], &[20.0], &[1.0], &mut call, &mut put, Threads::One);
+        let parity = 20.0 - 20.0 * (-0.02f32).exp();
+        assert!((call[0] - put[0] - parity).abs() < 1e-4, "{call:?} {put:?}");
+        // The closed form (with erf) gives 2.564316.
+        assert!((call[0] - 2.564316).abs() < 1e-4, "Black-Scholes value {}", call[0]);
+    }
+}

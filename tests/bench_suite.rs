@@ -39,12 +39,15 @@ fn every_workload_matches_its_rust_version_on_the_interpreter_and_the_jit() {
         let Case::Workload(workload) = case else {
             panic!("`workloads` selected {}", case.name())
         };
-        let uses_barrier = workload.source.contains("\n  barrier") || workload.source.contains("    barrier");
+        let uses_barrier =
+            workload.source.contains("\n  barrier") || workload.source.contains("    barrier");
         for (config, outcome) in outcomes(case, 1) {
             let jit = matches!(config, Config::Kernel(Engine::Jit { .. }));
             match outcome {
                 Outcome::Checked => {}
-                Outcome::Failed(why) if matches!(config, Config::Kernel(Engine::Jit { sms: 2 })) => {
+                Outcome::Failed(why)
+                    if matches!(config, Config::Kernel(Engine::Jit { sms: 2 })) =>
+                {
                     assert!(why.contains("one SM"), "{}: {why}", case.name());
                 }
                 Outcome::Failed(why) if jit && uses_barrier && !jit_runs_barriers() => {
@@ -60,7 +63,10 @@ fn every_workload_matches_its_rust_version_on_the_interpreter_and_the_jit() {
 fn micro_benchmarks_give_the_interpreters_output_on_the_jit() {
     for case in Case::select(&["micro".to_string()]).expect("known") {
         let results = outcomes(case, 1);
-        assert_eq!(results[0], (Config::Kernel(Engine::Interpreter), Outcome::Unchecked));
+        assert_eq!(
+            results[0],
+            (Config::Kernel(Engine::Interpreter), Outcome::Unchecked)
+        );
         let (config, outcome) = &results[1];
         assert_eq!(*config, Config::Kernel(Engine::Jit { sms: 1 }));
         assert_eq!(*outcome, Outcome::Checked, "{}", case.name());
@@ -73,9 +79,15 @@ fn names_select_cases_and_unknown_names_are_listed() {
         Case::select(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
             .map(|cases| cases.iter().map(Case::name).collect::<Vec<_>>())
     };
-    assert_eq!(names(&["W2", "micro.ballot", "nbody"]).unwrap(), ["saxpy", "nbody", "micro.ballot"]);
+    assert_eq!(
+        names(&["W2", "micro.ballot", "nbody"]).unwrap(),
+        ["saxpy", "nbody", "micro.ballot"]
+    );
     assert_eq!(names(&["workloads"]).unwrap().len(), 8);
     assert_eq!(names(&[]).unwrap().len(), 28);
     let error = names(&["sgemm"]).unwrap_err();
-    assert!(error.contains("unknown benchmark `sgemm`") && error.contains("blackscholes"), "{error}");
+    assert!(
+        error.contains("unknown benchmark `sgemm`") && error.contains("blackscholes"),
+        "{error}"
+    );
 }

@@ -380,7 +380,9 @@ mod tests {
     const N: usize = 3 * CHUNK + 1234;
 
     fn values() -> Vec<u32> {
-        (0..N as u32).map(|i| i.wrapping_mul(2_654_435_761) % 1000).collect()
+        (0..N as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
+            .collect()
     }
 
     #[test]
@@ -388,7 +390,10 @@ mod tests {
         let x = values();
         assert_eq!(reduce(&x, Threads::All), reduce(&x, Threads::One));
         let bytes: Vec<u8> = x.iter().map(|&v| v as u8).collect();
-        assert_eq!(histogram(&bytes, Threads::All), histogram(&bytes, Threads::One));
+        assert_eq!(
+            histogram(&bytes, Threads::All),
+            histogram(&bytes, Threads::One)
+        );
         let (mut one, mut all) = (vec![0; N], vec![0; N]);
         scan(&x, &mut one, Threads::One);
         scan(&x, &mut all, Threads::All);
@@ -413,7 +418,11 @@ mod tests {
         assert_eq!(kept, x.iter().filter(|&&v| v % 3 == 0).count());
         assert!(out[..kept].iter().all(|v| v % 3 == 0));
 
-        let size = MandelbrotSize { width: 4, height: 2, max_iter: 50 };
+        let size = MandelbrotSize {
+            width: 4,
+            height: 2,
+            max_iter: 50,
+        };
         let mut counts = vec![0; 8];
         mandelbrot(size, &mut counts, Threads::All);
         // Pixel (0, 0) is c = (-2, -1): |c|^2 = 5 escapes before any
@@ -430,12 +439,27 @@ mod tests {
         assert_eq!(acc[0], [expected, 0.0, 0.0, 0.0]);
 
         // At the money, T = 1: call - put = S - X e^(-rT) (put-call parity).
-        let market = Market { rate: 0.02, volatility: 0.3 };
+        let market = Market {
+            rate: 0.02,
+            volatility: 0.3,
+        };
         let (mut call, mut put) = ([0.0f32], [0.0f32]);
-        blackscholes(market, &[20.0], &[20.0], &[1.0], &mut call, &mut put, Threads::One);
+        blackscholes(
+            market,
+            &[20.0],
+            &[20.0],
+            &[1.0],
+            &mut call,
+            &mut put,
+            Threads::One,
+        );
         let parity = 20.0 - 20.0 * (-0.02f32).exp();
         assert!((call[0] - put[0] - parity).abs() < 1e-4, "{call:?} {put:?}");
         // The closed form (with erf) gives 2.564316.
-        assert!((call[0] - 2.564316).abs() < 1e-4, "Black-Scholes value {}", call[0]);
+        assert!(
+            (call[0] - 2.564316).abs() < 1e-4,
+            "Black-Scholes value {}",
+            call[0]
+        );
     }
 }

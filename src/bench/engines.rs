@@ -64,7 +64,8 @@ fn jit_prepare(launch: &Launch, sms: u32) -> Result<ReadyKernel, String> {
     if sms != 1 {
         return Err("the JIT runs on one SM until it is a runtime backend".into());
     }
-    let compiled = warpjit_jit::compile(&launch.module, &jit_options()).map_err(|e| e.to_string())?;
+    let compiled =
+        warpjit_jit::compile(&launch.module, &jit_options()).map_err(|e| e.to_string())?;
     Ok(ReadyKernel::SequentialJit { compiled })
 }
 
@@ -89,7 +90,13 @@ impl ReadyKernel {
                     .map_err(|e| e.to_string())?;
                 let start = Instant::now();
                 let report = runtime
-                    .launch(kernel, launch.grid, launch.workgroup, &launch.params, &mut buffers)
+                    .launch(
+                        kernel,
+                        launch.grid,
+                        launch.workgroup,
+                        &launch.params,
+                        &mut buffers,
+                    )
                     .map_err(|e| e.to_string())?;
                 let elapsed = start.elapsed();
                 if report.faults.total() != 0 {

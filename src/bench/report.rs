@@ -71,8 +71,17 @@ fn ratio(v: Option<f64>) -> String {
 /// The text table, then notes on what failed.
 pub fn table(rows: &[Measurement]) -> String {
     let header = [
-        "case", "config", "runs", "min", "median", "throughput", "compile", "vs interp",
-        "vs rust 1t", "vs rayon", "check",
+        "case",
+        "config",
+        "runs",
+        "min",
+        "median",
+        "throughput",
+        "compile",
+        "vs interp",
+        "vs rust 1t",
+        "vs rayon",
+        "check",
     ];
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     let mut notes = Vec::new();
@@ -93,7 +102,10 @@ pub fn table(rows: &[Measurement]) -> String {
             Outcome::Checked => "ok".to_string(),
             Outcome::Unchecked => "-".to_string(),
             Outcome::Wrong(why) => {
-                notes.push(format!("{} on {}: WRONG OUTPUT: {why}", row.case, row.label));
+                notes.push(format!(
+                    "{} on {}: WRONG OUTPUT: {why}",
+                    row.case, row.label
+                ));
                 "WRONG".to_string()
             }
             Outcome::Failed(why) => {
@@ -109,14 +121,32 @@ pub fn table(rows: &[Measurement]) -> String {
             shown(row.median()),
             throughput,
             shown(row.compile),
-            if row.config.key() == "interp" { "-".into() } else { ratio(speedup(rows, row, "interp")) },
-            if row.config.key() == "rust1" { "-".into() } else { ratio(speedup(rows, row, "rust1")) },
-            if row.config.key() == "rayon" { "-".into() } else { ratio(speedup(rows, row, "rayon")) },
+            if row.config.key() == "interp" {
+                "-".into()
+            } else {
+                ratio(speedup(rows, row, "interp"))
+            },
+            if row.config.key() == "rust1" {
+                "-".into()
+            } else {
+                ratio(speedup(rows, row, "rust1"))
+            },
+            if row.config.key() == "rayon" {
+                "-".into()
+            } else {
+                ratio(speedup(rows, row, "rayon"))
+            },
             check,
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
-        .map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     let mut previous_case = String::new();
@@ -199,7 +229,11 @@ pub fn json(rows: &[Measurement], machine: &[(&str, String)]) -> String {
                 Outcome::Wrong(e) => ("wrong", Some(e)),
                 Outcome::Failed(e) => ("failed", Some(e)),
             };
-            let times: Vec<String> = r.times.iter().map(|t| format!("{}", t.as_secs_f64())).collect();
+            let times: Vec<String> = r
+                .times
+                .iter()
+                .map(|t| format!("{}", t.as_secs_f64()))
+                .collect();
             format!(
                 "    {{\"case\": {}, \"id\": {}, \"config\": {}, \"label\": {}, \"unit\": {}, \
                  \"units_per_run\": {}, \"warmed_up\": {}, \"times_s\": [{}], \"min_s\": {}, \
@@ -233,7 +267,9 @@ pub fn json(rows: &[Measurement], machine: &[(&str, String)]) -> String {
 
 /// Text for SVG content.
 fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Bar colours per configuration key.
@@ -259,13 +295,26 @@ pub fn svg(rows: &[Measurement]) -> String {
     let mut bars = Vec::new();
     let mut last_case = String::new();
     for row in rows {
-        let against = if find(rows, &row.case, "rust1").is_some() { "rust1" } else { "interp" };
+        let against = if find(rows, &row.case, "rust1").is_some() {
+            "rust1"
+        } else {
+            "interp"
+        };
         if row.config.key() == against {
             continue;
         }
         if let Some(value) = speedup(rows, row, against) {
             bars.push(Bar {
-                label: format!("{} · {} (vs {})", row.case, row.label, if against == "rust1" { "rust 1t" } else { "interp" }),
+                label: format!(
+                    "{} · {} (vs {})",
+                    row.case,
+                    row.label,
+                    if against == "rust1" {
+                        "rust 1t"
+                    } else {
+                        "interp"
+                    }
+                ),
                 key: row.config.key(),
                 value,
                 first_of_case: row.case != last_case,
@@ -273,8 +322,19 @@ pub fn svg(rows: &[Measurement]) -> String {
             last_case = row.case.clone();
         }
     }
-    let low = bars.iter().map(|b| b.value).fold(1.0f64, f64::min).log10().floor();
-    let high = bars.iter().map(|b| b.value).fold(1.0f64, f64::max).log10().ceil().max(low + 1.0);
+    let low = bars
+        .iter()
+        .map(|b| b.value)
+        .fold(1.0f64, f64::min)
+        .log10()
+        .floor();
+    let high = bars
+        .iter()
+        .map(|b| b.value)
+        .fold(1.0f64, f64::max)
+        .log10()
+        .ceil()
+        .max(low + 1.0);
     let (label_w, plot_w, bar_h, top) = (330.0, 520.0, 14.0, 40.0);
     let gaps = bars.iter().filter(|b| b.first_of_case).count() as f64;
     let height = top + bars.len() as f64 * (bar_h + 3.0) + gaps * 6.0 + 40.0;
@@ -313,7 +373,11 @@ pub fn svg(rows: &[Measurement]) -> String {
         }
         let x0 = x_of(1.0);
         let x1 = x_of(bar.value);
-        let (left, w) = if x1 >= x0 { (x0, x1 - x0) } else { (x1, x0 - x1) };
+        let (left, w) = if x1 >= x0 {
+            (x0, x1 - x0)
+        } else {
+            (x1, x0 - x1)
+        };
         let _ = writeln!(
             out,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\

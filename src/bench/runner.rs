@@ -218,7 +218,11 @@ fn run_once(ready: &ReadyKernel, prepared: &Prepared) -> Result<(Duration, Vec<V
 
 /// Compares a run's buffers with the Rust version, or with the first
 /// engine's (which then becomes the reference).
-fn check(prepared: &Prepared, reference: &mut Option<Vec<Vec<u8>>>, buffers: &[Vec<u8>]) -> Outcome {
+fn check(
+    prepared: &Prepared,
+    reference: &mut Option<Vec<Vec<u8>>>,
+    buffers: &[Vec<u8>],
+) -> Outcome {
     if let Some(check) = &prepared.check {
         return match check(buffers) {
             Ok(()) => Outcome::Checked,

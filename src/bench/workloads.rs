@@ -2,10 +2,8 @@
 //! inputs at full or test size, its scalar Rust twin, and how its output is
 //! checked against that twin.
 
-use crate::bench::baselines::{self, Market, MandelbrotSize, Threads};
-use crate::bench::inputs::{
-    f32_bytes, f32s, hash_bytes, hash_field, hash_values, u32_bytes, u32s,
-};
+use crate::bench::baselines::{self, MandelbrotSize, Market, Threads};
+use crate::bench::inputs::{f32_bytes, f32s, hash_bytes, hash_field, hash_values, u32_bytes, u32s};
 use crate::bench::{parse_module, Launch, Prepared, Size};
 use std::hint::black_box;
 use warpjit_runtime::param;
@@ -123,7 +121,12 @@ fn groups_for(n: usize) -> u32 {
 }
 
 /// A launch of `source`'s `@main` on a 1-D grid.
-fn launch(name: &str, groups: u32, params: Vec<u64>, buffers: Vec<Vec<u8>>) -> Result<Launch, String> {
+fn launch(
+    name: &str,
+    groups: u32,
+    params: Vec<u64>,
+    buffers: Vec<Vec<u8>>,
+) -> Result<Launch, String> {
     let w = workload(name);
     Ok(Launch {
         module: parse_module(w.file, w.source)?,
@@ -135,7 +138,12 @@ fn launch(name: &str, groups: u32, params: Vec<u64>, buffers: Vec<Vec<u8>>) -> R
 }
 
 /// Buffer `index` must hold exactly `expected`.
-fn exact_u32(buffers: &[Vec<u8>], index: usize, what: &str, expected: &[u32]) -> Result<(), String> {
+fn exact_u32(
+    buffers: &[Vec<u8>],
+    index: usize,
+    what: &str,
+    expected: &[u32],
+) -> Result<(), String> {
     let got = u32s(&buffers[index]);
     if let Some(i) = (0..expected.len()).find(|&i| got.get(i) != Some(&expected[i])) {
         return Err(format!(
@@ -148,7 +156,12 @@ fn exact_u32(buffers: &[Vec<u8>], index: usize, what: &str, expected: &[u32]) ->
 }
 
 /// Buffer `index` must hold `expected` bit for bit, read as f32.
-fn exact_f32(buffers: &[Vec<u8>], index: usize, what: &str, expected: &[f32]) -> Result<(), String> {
+fn exact_f32(
+    buffers: &[Vec<u8>],
+    index: usize,
+    what: &str,
+    expected: &[f32],
+) -> Result<(), String> {
     let bits: Vec<u32> = expected.iter().map(|v| v.to_bits()).collect();
     exact_u32(buffers, index, what, &bits).map_err(|_| {
         let got = f32s(&buffers[index]);
@@ -167,8 +180,16 @@ fn exact_f32(buffers: &[Vec<u8>], index: usize, what: &str, expected: &[f32]) ->
 
 fn mandelbrot(size: Size) -> Result<Prepared, String> {
     let geometry = match size {
-        Size::Full => MandelbrotSize { width: 768, height: 512, max_iter: 256 },
-        Size::Small => MandelbrotSize { width: 96, height: 64, max_iter: 256 },
+        Size::Full => MandelbrotSize {
+            width: 768,
+            height: 512,
+            max_iter: 256,
+        },
+        Size::Small => MandelbrotSize {
+            width: 96,
+            height: 64,
+            max_iter: 256,
+        },
     };
     let pixels = (geometry.width * geometry.height) as usize;
     let mut expected = vec![0u32; pixels];
@@ -178,7 +199,11 @@ fn mandelbrot(size: Size) -> Result<Prepared, String> {
         launch: launch(
             "mandelbrot",
             groups_for(pixels),
-            vec![param(geometry.width), param(geometry.height), param(geometry.max_iter)],
+            vec![
+                param(geometry.width),
+                param(geometry.height),
+                param(geometry.max_iter),
+            ],
             vec![vec![0; pixels * 4]],
         )?,
         units: pixels as f64,
@@ -186,7 +211,9 @@ fn mandelbrot(size: Size) -> Result<Prepared, String> {
             baselines::mandelbrot(geometry, &mut out, threads);
             black_box(&out);
         })),
-        check: Some(Box::new(move |buffers| exact_u32(buffers, 0, "out", &expected))),
+        check: Some(Box::new(move |buffers| {
+            exact_u32(buffers, 0, "out", &expected)
+        })),
     })
 }
 
@@ -202,13 +229,20 @@ fn saxpy(size: Size) -> Result<Prepared, String> {
     let buffers = vec![f32_bytes(&x), f32_bytes(&y)];
     let mut out = vec![0f32; n];
     Ok(Prepared {
-        launch: launch("saxpy", groups_for(n), vec![param(n as u32), param(a)], buffers)?,
+        launch: launch(
+            "saxpy",
+            groups_for(n),
+            vec![param(n as u32), param(a)],
+            buffers,
+        )?,
         units: n as f64,
         baseline: Some(Box::new(move |threads| {
             baselines::saxpy(a, &x, &y, &mut out, threads);
             black_box(&out);
         })),
-        check: Some(Box::new(move |buffers| exact_f32(buffers, 1, "y", &expected))),
+        check: Some(Box::new(move |buffers| {
+            exact_f32(buffers, 1, "y", &expected)
+        })),
     })
 }
 
@@ -225,7 +259,9 @@ fn reduce(size: Size) -> Result<Prepared, String> {
         baseline: Some(Box::new(move |threads| {
             black_box(baselines::reduce(&x, threads));
         })),
-        check: Some(Box::new(move |buffers| exact_u32(buffers, 1, "total", &[expected]))),
+        check: Some(Box::new(move |buffers| {
+            exact_u32(buffers, 1, "total", &[expected])
+        })),
     })
 }
 
@@ -245,7 +281,9 @@ fn scan(size: Size) -> Result<Prepared, String> {
             baselines::scan(&x, &mut out, threads);
             black_box(&out);
         })),
-        check: Some(Box::new(move |buffers| exact_u32(buffers, 1, "out", &expected))),
+        check: Some(Box::new(move |buffers| {
+            exact_u32(buffers, 1, "out", &expected)
+        })),
     })
 }
 
@@ -305,7 +343,9 @@ fn histogram(size: Size) -> Result<Prepared, String> {
         baseline: Some(Box::new(move |threads| {
             black_box(baselines::histogram(&x, threads));
         })),
-        check: Some(Box::new(move |buffers| exact_u32(buffers, 1, "bins", &expected))),
+        check: Some(Box::new(move |buffers| {
+            exact_u32(buffers, 1, "bins", &expected)
+        })),
     })
 }
 
@@ -337,7 +377,9 @@ fn nbody(size: Size) -> Result<Prepared, String> {
             baselines::nbody(&bodies, &mut acc, threads);
             black_box(&acc);
         })),
-        check: Some(Box::new(move |buffers| exact_f32(buffers, 1, "acc", &expected))),
+        check: Some(Box::new(move |buffers| {
+            exact_f32(buffers, 1, "acc", &expected)
+        })),
     })
 }
 
@@ -352,13 +394,24 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
         Size::Full => 1 << 22,
         Size::Small => 5000,
     };
-    let market = Market { rate: 0.02, volatility: 0.30 };
+    let market = Market {
+        rate: 0.02,
+        volatility: 0.30,
+    };
     let spot: Vec<f32> = (0..n).map(|i| hash_field(i, 0, n, 5.0, 30.0)).collect();
     let strike: Vec<f32> = (0..n).map(|i| hash_field(i, 1, n, 1.0, 100.0)).collect();
     let years: Vec<f32> = (0..n).map(|i| hash_field(i, 2, n, 0.25, 10.0)).collect();
     let mut call = vec![0f32; n];
     let mut put = vec![0f32; n];
-    baselines::blackscholes(market, &spot, &strike, &years, &mut call, &mut put, Threads::One);
+    baselines::blackscholes(
+        market,
+        &spot,
+        &strike,
+        &years,
+        &mut call,
+        &mut put,
+        Threads::One,
+    );
     let expected = (call.clone(), put.clone());
     let buffers = vec![
         f32_bytes(&spot),
@@ -367,7 +420,11 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
         vec![0; n * 4],
         vec![0; n * 4],
     ];
-    let params = vec![param(n as u32), param(market.rate), param(market.volatility)];
+    let params = vec![
+        param(n as u32),
+        param(market.rate),
+        param(market.volatility),
+    ];
     Ok(Prepared {
         launch: launch("blackscholes", groups_for(n), params, buffers)?,
         units: n as f64,
@@ -384,7 +441,12 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
 
 /// Every value within [`BLACKSCHOLES_TOLERANCE`] of the expected one,
 /// relative to max(1, |expected|).
-fn close_f32(buffers: &[Vec<u8>], index: usize, what: &str, expected: &[f32]) -> Result<(), String> {
+fn close_f32(
+    buffers: &[Vec<u8>],
+    index: usize,
+    what: &str,
+    expected: &[f32],
+) -> Result<(), String> {
     let got = f32s(&buffers[index]);
     for (i, &e) in expected.iter().enumerate() {
         let g = got.get(i).copied().unwrap_or(f32::NAN);

@@ -57,7 +57,11 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
     }
     let options = BenchOptions {
         runs: args.runs as usize,
-        interp_runs: if args.no_interp { 0 } else { args.interp_runs as usize },
+        interp_runs: if args.no_interp {
+            0
+        } else {
+            args.interp_runs as usize
+        },
         size: if args.small { Size::Small } else { Size::Full },
         sms: args.sms.unwrap_or_else(Engine::all_cores),
     };
@@ -95,7 +99,14 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
 fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
     vec![
         ("cores", Engine::all_cores().to_string()),
-        ("sizes", if options.size == Size::Full { "full".into() } else { "small (--small)".into() }),
+        (
+            "sizes",
+            if options.size == Size::Full {
+                "full".into()
+            } else {
+                "small (--small)".into()
+            },
+        ),
         ("rust baselines", baselines::instruction_set().to_string()),
         ("warpjit", env!("CARGO_PKG_VERSION").to_string()),
     ]

@@ -450,8 +450,9 @@ fn close_f32(
     let got = f32s(&buffers[index]);
     for (i, &e) in expected.iter().enumerate() {
         let g = got.get(i).copied().unwrap_or(f32::NAN);
-        // Written so that a NaN fails.
-        if !((g - e).abs() <= BLACKSCHOLES_TOLERANCE * e.abs().max(1.0)) {
+        let within = (g - e).abs() <= BLACKSCHOLES_TOLERANCE * e.abs().max(1.0);
+        // A NaN is never within.
+        if !within {
             return Err(format!(
                 "{what}[{i}] = {g} where the Rust version gives {e} (tolerance {BLACKSCHOLES_TOLERANCE} relative to max(1, |expected|))"
             ));

@@ -1,13 +1,12 @@
-//! The engines a kernel is measured on, behind one interface: prepare once
-//! (for the JIT: compile, timed cold), then run on fresh copies of the
-//! inputs, timing the launch alone.
+//! The engines a kernel is measured on: a runtime with the interpreter or
+//! the JIT as its backend. Prepare once (for the JIT: compile, timed cold),
+//! then run on fresh copies of the inputs, timing the launch alone.
 
 use crate::bench::Launch;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_ir::interp::LaunchConfig;
-use warpjit_jit::{CompiledModule, JitOptions};
-use warpjit_runtime::{Buffer, Kernel, Runtime, RuntimeConfig};
+use warpjit_jit::{JitBackend, JitOptions};
+use warpjit_runtime::{Backend, Buffer, InterpreterBackend, Kernel, Runtime, RuntimeConfig};
 
 /// Where a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,103 +32,59 @@ impl Engine {
         }
     }
 
-    /// Compiles or prepares `launch`'s kernel; the duration is what that
-    /// took (the JIT's cold compile time).
+    /// Prepares `launch`'s kernel on a runtime of its own; the duration is
+    /// what preparing took (for the JIT: the cold compile), not counting
+    /// the start of the SM threads.
     pub fn prepare(self, launch: &Launch) -> Result<(ReadyKernel, Duration), String> {
-        let start = Instant::now();
-        let ready = match self {
-            Engine::Interpreter => {
-                let config = RuntimeConfig::default();
-                let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
-                let kernel = runtime
-                    .prepare(Arc::clone(&launch.module), "main")
-                    .map_err(|e| e.to_string())?;
-                ReadyKernel::Runtime { runtime, kernel }
-            }
-            Engine::Jit { sms } => jit_prepare(launch, sms)?,
+        let (sms, backend): (u32, Arc<dyn Backend>) = match self {
+            Engine::Interpreter => (Engine::all_cores(), Arc::new(InterpreterBackend)),
+            Engine::Jit { sms } => (sms, Arc::new(JitBackend::new(JitOptions::default()))),
         };
-        Ok((ready, start.elapsed()))
+        let config = RuntimeConfig {
+            sm_count: sms,
+            ..RuntimeConfig::default()
+        };
+        let runtime = Runtime::with_backend(config, backend).map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let kernel = runtime
+            .prepare(Arc::clone(&launch.module), "main")
+            .map_err(|e| e.to_string())?;
+        Ok((ReadyKernel { runtime, kernel }, start.elapsed()))
     }
 }
 
-/// The JIT's options in every measurement.
-fn jit_options() -> JitOptions {
-    JitOptions::default()
-}
-
-/// The JIT kernel. Compiled code runs its workgroups one after another on
-/// the calling thread until the JIT becomes a runtime backend, so it
-/// offers one SM only.
-fn jit_prepare(launch: &Launch, sms: u32) -> Result<ReadyKernel, String> {
-    if sms != 1 {
-        return Err("the JIT runs on one SM until it is a runtime backend".into());
-    }
-    let compiled =
-        warpjit_jit::compile(&launch.module, &jit_options()).map_err(|e| e.to_string())?;
-    Ok(ReadyKernel::SequentialJit { compiled })
-}
-
-/// A kernel ready to run.
-pub enum ReadyKernel {
-    Runtime { runtime: Runtime, kernel: Kernel },
-    SequentialJit { compiled: CompiledModule },
+/// A kernel ready to run, with the runtime that runs it.
+pub struct ReadyKernel {
+    runtime: Runtime,
+    kernel: Kernel,
 }
 
 impl ReadyKernel {
     /// Runs `launch` on a fresh copy of its input buffers; returns the time
     /// the launch took and the final buffers. Out-of-bounds accesses are an
-    /// error: no workload makes any.
+    /// error: no case makes any.
     pub fn run(&self, launch: &Launch) -> Result<(Duration, Vec<Vec<u8>>), String> {
-        match self {
-            ReadyKernel::Runtime { runtime, kernel } => {
-                let mut buffers = launch
-                    .buffers
-                    .iter()
-                    .map(|b| Buffer::from_bytes(b))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let start = Instant::now();
-                let report = runtime
-                    .launch(
-                        kernel,
-                        launch.grid,
-                        launch.workgroup,
-                        &launch.params,
-                        &mut buffers,
-                    )
-                    .map_err(|e| e.to_string())?;
-                let elapsed = start.elapsed();
-                if report.faults.total() != 0 {
-                    return Err(format!("out-of-bounds accesses: {:?}", report.faults));
-                }
-                Ok((elapsed, buffers.iter().map(Buffer::to_bytes).collect()))
-            }
-            ReadyKernel::SequentialJit { compiled } => {
-                let mut buffers = launch.buffers.clone();
-                let mut config = LaunchConfig::new(launch.grid, launch.workgroup);
-                config.sm_count = 1;
-                let kernel = launch
-                    .module
-                    .kernels()
-                    .find(|(_, f)| f.name == "main")
-                    .map(|(id, _)| id)
-                    .ok_or("the program has no kernel @main")?;
-                let start = Instant::now();
-                let report = warpjit_jit::launch(
-                    compiled,
-                    &launch.module,
-                    kernel,
-                    &config,
-                    &launch.params,
-                    &mut buffers,
-                )
-                .map_err(|e| e.to_string())?;
-                let elapsed = start.elapsed();
-                if report.faults.total() != 0 {
-                    return Err(format!("out-of-bounds accesses: {:?}", report.faults));
-                }
-                Ok((elapsed, buffers))
-            }
+        let mut buffers = launch
+            .buffers
+            .iter()
+            .map(|b| Buffer::from_bytes(b))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let start = Instant::now();
+        let report = self
+            .runtime
+            .launch(
+                &self.kernel,
+                launch.grid,
+                launch.workgroup,
+                &launch.params,
+                &mut buffers,
+            )
+            .map_err(|e| e.to_string())?;
+        let elapsed = start.elapsed();
+        if report.faults.total() != 0 {
+            return Err(format!("out-of-bounds accesses: {:?}", report.faults));
         }
+        Ok((elapsed, buffers.iter().map(Buffer::to_bytes).collect()))
     }
 }

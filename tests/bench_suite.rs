@@ -44,7 +44,13 @@ fn every_workload_matches_its_rust_version_on_the_interpreter_and_the_jit() {
             ]
         );
         for (config, outcome) in results {
-            assert_eq!(outcome, Outcome::Checked, "{} on {}", case.name(), config.label());
+            assert_eq!(
+                outcome,
+                Outcome::Checked,
+                "{} on {}",
+                case.name(),
+                config.label()
+            );
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The `warpjit` command line: `check`, `fmt`, `run` and `dump`.
+//! The `warpjit` command line: `check`, `fmt`, `run`, `dump` and `bench`.
 //!
 //! Every failure ends in a non-zero exit and one `error:` line on stderr
 //! (diagnostics in program text add their caret rendering above it).
@@ -25,6 +25,7 @@ fn write_all(stream: &mut dyn std::io::Write, text: &str) {
         .and_then(|()| stream.flush());
 }
 
+mod bench;
 mod check;
 mod dump;
 mod fmt;
@@ -61,6 +62,8 @@ enum Command {
     Run(run::RunArgs),
     /// Show the LLVM IR or the assembly the JIT generates for a .warp file.
     Dump(dump::DumpArgs),
+    /// Run the benchmark suite and print times, throughput and speedups.
+    Bench(bench::BenchArgs),
 }
 
 /// Exit status of a command that failed because of its input.
@@ -97,6 +100,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Fmt(args) => fmt::fmt(&args),
         Command::Run(args) => run::run(args),
         Command::Dump(args) => dump::dump(&args),
+        Command::Bench(args) => bench::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,7 +18,9 @@ mod lower;
 mod mask;
 mod run;
 
-pub use engine::{compile, CompiledModule};
+pub use engine::{
+    clear_compile_cache, compile, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
+};
 pub use run::launch;
 
 use std::fmt;

@@ -65,13 +65,18 @@ pub fn describe(failing: &Failing, origin: &str) -> String {
          ---- paste into REGRESSIONS in jit/tests/differential/regressions.rs ----\n\
          Regression {{\n    name: \"NAME\",\n    program: r#\"\n{program}\"#,\n    \
          grid: {grid:?},\n    sm_count: {sm_count},\n    warps_per_sm: {warps_per_sm},\n    \
-         params: &{params:#x?},\n    buffers: &[\n{}\n    ],\n}},\n\
+         params: &[{}],\n    buffers: &[\n{}\n    ],\n}},\n\
          ---- end ----",
         m.target,
         m.opt_level,
         m.kind,
         m.detail,
         crate::shrink::statement_count(&failing.module),
+        params
+            .iter()
+            .map(|p| format!("{p:#x}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         buffers.join("\n"),
     )
 }

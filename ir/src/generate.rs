@@ -349,6 +349,30 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
     }
 }
 
+/// New parameter values and buffer contents for `case`'s program, drawn as
+/// [`generate_case`] draws them: one program can be launched on many inputs
+/// for the price of one compile.
+pub fn redraw_inputs(rng: &mut impl RngLike, case: &GeneratedCase) -> (Vec<u64>, Vec<Vec<u8>>) {
+    let params = case
+        .module
+        .params
+        .iter()
+        .map(|p| consts::interesting(rng, p.ty).bits)
+        .collect();
+    let fills = [
+        consts::Fill::Random,
+        consts::Fill::Values,
+        consts::Fill::Counters,
+    ];
+    let buffers = case
+        .buffer_sizes
+        .iter()
+        .zip(fills)
+        .map(|(&len, fill)| consts::buffer_bytes(rng, len, fill))
+        .collect();
+    (params, buffers)
+}
+
 fn buffer(name: &str, binding: u32, elem: NumFormat) -> BufferDecl {
     BufferDecl {
         name: name.into(),

@@ -46,7 +46,8 @@ pub struct JitKernel {
 // returned: SM threads only call `entry`, whose machine code is immutable
 // and reentrant (all per-warp state lives in the caller's `WarpContext`),
 // and the context is disposed by whichever thread drops the last
-// reference, when no other thread can use it.
+// reference (the count is atomic: the compiling thread's compile cache may
+// hold another), when no other thread can use it.
 unsafe impl Send for JitKernel {}
 unsafe impl Sync for JitKernel {}
 

@@ -1,41 +1,87 @@
 //! From a verified module to machine code: lowering, verification,
 //! optimisation, and the MCJIT execution engine that owns the code.
+//!
+//! Compile time matters as much as code speed here (kernels are compiled
+//! when they are launched), so:
+//! - the optimisation pipeline is chosen for 32-lane vector code
+//!   ([`pipeline`]), not LLVM's general `default<O2>`;
+//! - target machines are created once per thread and target;
+//! - the LLVM IR and assembly are produced only when asked for;
+//! - a per-thread cache ([`cache`]) returns the code of a module compiled
+//!   before with the same options.
+
+mod cache;
+mod pipeline;
 
 use crate::abi::KernelFn;
 use crate::{lower, JitError, JitOptions, Target};
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
-use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
 };
 use inkwell::OptimizationLevel;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 use warpjit_ir::{FuncId, VerifiedModule};
 
-/// Compiled kernels, ready to run. Not `Send`: the code belongs to an LLVM
-/// context of this thread.
+pub use cache::{clear_compile_cache, COMPILE_CACHE_ENTRIES};
+
+/// Compiled kernels, ready to run. Cloning is cheap (the code is shared).
+/// Not `Send`: the code belongs to an LLVM context of this thread.
+#[derive(Clone)]
 pub struct CompiledModule {
+    // `Arc`, although `Code` is not `Send`: `JitKernel` hands a clone to SM
+    // threads, and whichever thread drops the last clone (this thread's
+    // cache holds another) must update the count atomically.
+    #[allow(clippy::arc_with_non_send_sync)]
+    code: Arc<Code>,
+    times: CompileTimes,
+}
+
+/// What one compilation owns.
+struct Code {
     // Field order is drop order: the engine (which owns the LLVM module and
     // the machine code) goes before the context it lives in.
     _engine: ExecutionEngine<'static>,
     _module: Module<'static>,
     _context: Box<Context>,
     kernels: HashMap<u32, KernelFn>,
-    ir_text: String,
-    cpu: String,
-    features: String,
-    opt: OptimizationLevel,
+    /// What was compiled, to print the IR or assembly on request.
+    source: VerifiedModule,
+    options: JitOptions,
+}
+
+/// Where the time of one [`compile`] went (wall clock). A cache hit has
+/// `cache_hit` set, its own (tiny) `total`, and zeros elsewhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileTimes {
+    /// Looking the module up in the compile cache (printing its text).
+    pub cache_lookup: Duration,
+    /// Building the LLVM IR from the warp IR.
+    pub lower: Duration,
+    /// LLVM's module verifier on the generated IR.
+    pub verify: Duration,
+    /// The optimisation pipeline.
+    pub optimise: Duration,
+    /// Instruction selection, register allocation and loading the code
+    /// (MCJIT engine creation and symbol lookup).
+    pub codegen: Duration,
+    pub total: Duration,
+    pub cache_hit: bool,
 }
 
 impl std::fmt::Debug for CompiledModule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledModule")
-            .field("kernels", &self.kernels.len())
-            .field("cpu", &self.cpu)
+            .field("kernels", &self.code.kernels.len())
+            .field("options", &self.code.options)
             .finish()
     }
 }
@@ -67,7 +113,42 @@ fn cpu_and_features(target: Target) -> (String, String) {
     (cpu, features)
 }
 
-fn target_machine(
+/// A target machine and the CPU description it was made for.
+struct Machine {
+    tm: TargetMachine,
+    cpu: String,
+    features: String,
+}
+
+thread_local! {
+    /// Target machines by (target, optimisation level): creating one costs
+    /// about as much as compiling a small kernel.
+    static MACHINES: RefCell<HashMap<(u8, u8), Rc<Machine>>> = RefCell::new(HashMap::new());
+}
+
+fn target_index(target: Target) -> u8 {
+    match target {
+        Target::Native => 0,
+        Target::Avx2 => 1,
+        Target::Sse42 => 2,
+    }
+}
+
+/// This thread's target machine for `target` at `level`.
+fn machine(target: Target, level: u8) -> Result<Rc<Machine>, JitError> {
+    let key = (target_index(target), level);
+    if let Some(m) = MACHINES.with(|m| m.borrow().get(&key).cloned()) {
+        return Ok(m);
+    }
+    let (cpu, features) = cpu_and_features(target);
+    opt_level(level)?;
+    let tm = new_target_machine(&cpu, &features, pipeline::codegen_level(level))?;
+    let m = Rc::new(Machine { tm, cpu, features });
+    MACHINES.with(|ms| ms.borrow_mut().insert(key, m.clone()));
+    Ok(m)
+}
+
+fn new_target_machine(
     cpu: &str,
     features: &str,
     opt: OptimizationLevel,
@@ -92,29 +173,78 @@ fn target_machine(
         .ok_or_else(|| JitError::Llvm(format!("no target machine for {triple}")))
 }
 
-/// Compiles every kernel of `module`.
-pub fn compile(module: &VerifiedModule, opts: &JitOptions) -> Result<CompiledModule, JitError> {
-    let opt = opt_level(opts.opt_level)?;
-    let (cpu, features) = cpu_and_features(opts.target);
-    let tm = target_machine(&cpu, &features, opt)?;
-    let context = Box::new(Context::create());
-    // SAFETY: the context is boxed (its address never changes) and is dropped
-    // after the engine and module that borrow it (field order of CompiledModule).
-    let cx: &'static Context = unsafe { &*(&*context as *const Context) };
+/// Lowers, verifies and optimises `module` into a new LLVM module of `cx`.
+/// Returns the kernels' entry names.
+fn build_llvm_module<'ctx>(
+    cx: &'ctx Context,
+    module: &VerifiedModule,
+    opts: &JitOptions,
+    times: &mut CompileTimes,
+) -> Result<(Module<'ctx>, Vec<(FuncId, String)>), JitError> {
+    let m = machine(opts.target, opts.opt_level)?;
+    let started = Instant::now();
     let llmod = cx.create_module("warpjit");
-    llmod.set_triple(&tm.get_triple());
-    llmod.set_data_layout(&tm.get_target_data().get_data_layout());
-    let kernel_names = lower::lower_module(cx, &llmod, module, &cpu, &features)?;
+    llmod.set_triple(&m.tm.get_triple());
+    llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
+    let kernel_names = lower::lower_module(cx, &llmod, module, &m.cpu, &m.features)?;
+    let lowered = Instant::now();
     llmod
         .verify()
         .map_err(|e| JitError::Llvm(format!("the generated module does not verify: {e}")))?;
-    let passes = format!("default<O{}>", opts.opt_level);
+    let verified = Instant::now();
     llmod
-        .run_passes(&passes, &tm, PassBuilderOptions::create())
+        .run_passes(
+            pipeline::passes(opts.opt_level),
+            &m.tm,
+            PassBuilderOptions::create(),
+        )
         .map_err(|e| JitError::Llvm(e.to_string()))?;
-    let ir_text = llmod.print_to_string().to_string();
+    times.lower = lowered - started;
+    times.verify = verified - lowered;
+    times.optimise = verified.elapsed();
+    Ok((llmod, kernel_names))
+}
+
+/// Compiles every kernel of `module`, or returns this thread's earlier
+/// compilation of the same module with the same options.
+pub fn compile(module: &VerifiedModule, opts: &JitOptions) -> Result<CompiledModule, JitError> {
+    let started = Instant::now();
+    opt_level(opts.opt_level)?;
+    let key = cache::Key::new(module, opts);
+    let cache_lookup = started.elapsed();
+    if let Some(code) = cache::get(&key) {
+        let times = CompileTimes {
+            cache_lookup,
+            total: started.elapsed(),
+            cache_hit: true,
+            ..CompileTimes::default()
+        };
+        return Ok(CompiledModule { code, times });
+    }
+    let mut times = CompileTimes {
+        cache_lookup,
+        ..CompileTimes::default()
+    };
+    #[allow(clippy::arc_with_non_send_sync)]
+    let code = Arc::new(compile_uncached(module, opts, &mut times)?);
+    cache::insert(key, code.clone());
+    times.total = started.elapsed();
+    Ok(CompiledModule { code, times })
+}
+
+fn compile_uncached(
+    module: &VerifiedModule,
+    opts: &JitOptions,
+    times: &mut CompileTimes,
+) -> Result<Code, JitError> {
+    let context = Box::new(Context::create());
+    // SAFETY: the context is boxed (its address never changes) and is dropped
+    // after the engine and module that borrow it (field order of Code).
+    let cx: &'static Context = unsafe { &*(&*context as *const Context) };
+    let (llmod, kernel_names) = build_llvm_module(cx, module, opts, times)?;
+    let started = Instant::now();
     let engine = llmod
-        .create_jit_execution_engine(opt)
+        .create_jit_execution_engine(pipeline::codegen_level(opts.opt_level))
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     if let Some(barrier) = llmod.get_function(crate::abi::BARRIER_SYMBOL) {
         engine.add_global_mapping(&barrier, crate::sched::barrier_address());
@@ -131,42 +261,58 @@ pub fn compile(module: &VerifiedModule, opts: &JitOptions) -> Result<CompiledMod
         let f: KernelFn = unsafe { std::mem::transmute::<usize, KernelFn>(addr) };
         kernels.insert(id.0, f);
     }
-    Ok(CompiledModule {
+    times.codegen = started.elapsed();
+    Ok(Code {
         _engine: engine,
         _module: llmod,
         _context: context,
         kernels,
-        ir_text,
-        cpu,
-        features,
-        opt,
+        source: module.clone(),
+        options: *opts,
     })
 }
 
 impl CompiledModule {
-    /// The optimised LLVM IR of the module.
-    pub fn llvm_ir(&self) -> String {
-        self.ir_text.clone()
+    /// The optimised LLVM IR of the module. Built on request (the same
+    /// lowering and pipeline again), so it costs about a compile.
+    pub fn llvm_ir(&self) -> Result<String, JitError> {
+        let cx = Context::create();
+        let (llmod, _) = build_llvm_module(
+            &cx,
+            &self.code.source,
+            &self.code.options,
+            &mut CompileTimes::default(),
+        )?;
+        Ok(llmod.print_to_string().to_string())
     }
 
-    /// The assembly the target produces for the module.
+    /// The assembly the target produces for the module. Built on request.
     pub fn assembly(&self) -> Result<String, JitError> {
-        let tm = target_machine(&self.cpu, &self.features, self.opt)?;
         let cx = Context::create();
-        let buf = MemoryBuffer::create_from_memory_range_copy(self.ir_text.as_bytes(), "warpjit");
-        let module = cx
-            .create_module_from_ir(buf)
-            .map_err(|e| JitError::Llvm(e.to_string()))?;
-        let out = tm
-            .write_to_memory_buffer(&module, FileType::Assembly)
-            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        let opts = &self.code.options;
+        let (llmod, _) =
+            build_llvm_module(&cx, &self.code.source, opts, &mut CompileTimes::default())?;
+        let m = machine(opts.target, opts.opt_level)?;
+        let out =
+            m.tm.write_to_memory_buffer(&llmod, FileType::Assembly)
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
         Ok(String::from_utf8_lossy(out.as_slice()).into_owned())
     }
 
     /// The compiled entry point of a kernel: call it once per warp with a
     /// [`crate::abi::WarpContext`] whose pointers are valid for the call.
-    /// The code stays valid while `self` lives.
+    /// The code stays valid while `self` (or a clone of it) lives.
     pub fn entry_point(&self, kernel: FuncId) -> Option<KernelFn> {
-        self.kernels.get(&kernel.0).copied()
+        self.code.kernels.get(&kernel.0).copied()
+    }
+
+    /// The options this module was compiled with.
+    pub fn options(&self) -> JitOptions {
+        self.code.options
+    }
+
+    /// Where the time of the [`compile`] call that returned this went.
+    pub fn compile_times(&self) -> CompileTimes {
+        self.times
     }
 }

@@ -26,7 +26,9 @@ mod run;
 mod sched;
 
 pub use backend::{JitBackend, JitKernel};
-pub use engine::{compile, CompiledModule};
+pub use engine::{
+    clear_compile_cache, compile, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
+};
 pub use run::launch;
 
 use std::fmt;

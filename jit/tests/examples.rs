@@ -66,7 +66,7 @@ fn mandelbrot_native_asm_uses_zmm_and_mask_registers() {
     .expect("assembly");
     assert!(!avx2.contains("%zmm"), "Avx2 target used zmm registers");
     assert!(avx2.contains("%ymm"), "Avx2 target used no ymm registers");
-    assert!(compiled.llvm_ir().contains("<32 x float>"));
+    assert!(compiled.llvm_ir().expect("IR").contains("<32 x float>"));
 }
 
 /// `launch` runs a barrier kernel's warps in the interpreter's schedule:

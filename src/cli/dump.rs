@@ -47,13 +47,15 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
     let started = Instant::now();
     let compiled = warpjit_jit::compile(&module, &options)
         .map_err(|e| format!("{file}: cannot compile: {e}"))?;
-    tracing::info!(file, elapsed = ?started.elapsed(), "compiled");
+    tracing::info!(file, elapsed = ?started.elapsed(), times = ?compiled.compile_times(), "compiled");
     let code = if args.asm {
         compiled
             .assembly()
             .map_err(|e| format!("{file}: cannot emit assembly: {e}"))?
     } else {
-        compiled.llvm_ir()
+        compiled
+            .llvm_ir()
+            .map_err(|e| format!("{file}: cannot print the LLVM IR: {e}"))?
     };
     out_text!("{code}");
     Ok(())

@@ -331,6 +331,37 @@ fn small_rem<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<
     Ok(e.b.build_int_sub(a, qb, "")?)
 }
 
+/// Quotient and remainder of 32-bit lanes, `b` never zero (nor -1 under
+/// MIN when signed). x86 has no vector integer division: `udiv`/`sdiv` on
+/// 32 lanes become 32 scalar divisions, which cost more compile time than
+/// the rest of a small kernel. In f64 the quotient is exact after
+/// truncation: |a| < 2^32 < 2^53, so the rounding error of a/b is below
+/// 1/|b|, the distance from a/b to the next integer when it is not one.
+fn div32<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    signed: bool,
+) -> Result<(V<'ctx>, V<'ctx>), JitError> {
+    let e = fl.e;
+    let f64s = e.cx.f64_type().vec_type(LANES);
+    let to_f64 = |x: V<'ctx>| {
+        if signed {
+            e.b.build_signed_int_to_float(x, f64s, "")
+        } else {
+            e.b.build_unsigned_int_to_float(x, f64s, "")
+        }
+    };
+    let quotient = e.b.build_float_div(to_f64(a)?, to_f64(b)?, "")?;
+    let q = if signed {
+        e.b.build_float_to_signed_int(quotient, e.int_vec(32), "")?
+    } else {
+        e.b.build_float_to_unsigned_int(quotient, e.int_vec(32), "")?
+    };
+    let r = e.b.build_int_sub(a, e.b.build_int_mul(q, b, "")?, "")?;
+    Ok((q, r))
+}
+
 fn umax<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let gt = e.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
@@ -614,7 +645,15 @@ fn binary<'ctx>(
             // Never let a zero divisor reach udiv/urem.
             let by_zero = cmp(IntPredicate::EQ, b, zero)?;
             let safe = select(fl, by_zero, e.splat_int(w, 1), b)?;
-            if op == BinaryOp::DivU {
+            if w == 32 {
+                let (q, r) = div32(fl, a, safe, false)?;
+                let (v, zero_result) = if op == BinaryOp::DivU {
+                    (q, ones)
+                } else {
+                    (r, a)
+                };
+                select(fl, by_zero, zero_result, v)?
+            } else if op == BinaryOp::DivU {
                 let q = e.b.build_int_unsigned_div(a, safe, "")?;
                 select(fl, by_zero, ones, q)?
             } else {
@@ -632,7 +671,15 @@ fn binary<'ctx>(
             let overflow = e.b.build_and(is_min, minus_one, "")?;
             let bad = e.b.build_or(by_zero, overflow, "")?;
             let safe = select(fl, bad, e.splat_int(w, 1), b)?;
-            if op == BinaryOp::DivS {
+            if w == 32 {
+                let (q, r) = div32(fl, a, safe, true)?;
+                let (v, zero_result) = if op == BinaryOp::DivS {
+                    (q, ones)
+                } else {
+                    (r, a)
+                };
+                select(fl, by_zero, zero_result, v)?
+            } else if op == BinaryOp::DivS {
                 let q = e.b.build_int_signed_div(a, safe, "")?;
                 select(fl, by_zero, ones, q)?
             } else {

@@ -1,0 +1,156 @@
+//! Compile time and code speed of the JIT, for tuning (not a test):
+//!
+//! ```text
+//! cargo run --release -p warpjit-jit --example compile_time [GENERATED] [OPT]
+//! ```
+//!
+//! Compiles each example in `examples/` (those the JIT supports) and
+//! GENERATED programs from `warpjit_ir::generate` (default 10) at level OPT
+//! (default 2), printing the median CPU time of a compile and median wall
+//! times per phase, then times a large
+//! mandelbrot launch. Compiles clear the compile cache first, so every one
+//! is cold; one more compile per example shows the cache hit.
+
+use std::time::{Duration, Instant};
+use warpjit_ir::generate::{generate_case, Features, GenConfig, SplitMix64};
+use warpjit_ir::interp::LaunchConfig;
+use warpjit_ir::VerifiedModule;
+use warpjit_jit::{clear_compile_cache, compile, launch, CompileTimes, JitOptions};
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Median of each phase over `times`.
+fn summary(times: &[CompileTimes]) -> String {
+    let m = |f: fn(&CompileTimes) -> Duration| median(times.iter().map(|t| ms(f(t))).collect());
+    format!(
+        "cpu {:6.2} ms wall {:6.2} ms (lower {:.2}, verify {:.2}, optimise {:.2}, codegen {:.2})",
+        m(|t| t.cache_lookup),
+        m(|t| t.total),
+        m(|t| t.lower),
+        m(|t| t.verify),
+        m(|t| t.optimise),
+        m(|t| t.codegen),
+    )
+}
+
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// CPU time of this thread: the machine may be shared, wall time is noisy.
+fn thread_cpu() -> Duration {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.sec as u64, ts.nsec as u32)
+}
+
+/// A cold compile; `cache_lookup` is replaced by the compile's CPU time.
+fn cold(module: &VerifiedModule, opts: &JitOptions) -> Option<CompileTimes> {
+    clear_compile_cache();
+    let cpu = thread_cpu();
+    let mut t = compile(module, opts).ok().map(|c| c.compile_times())?;
+    t.cache_lookup = thread_cpu() - cpu;
+    Some(t)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let generated: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let opt_level: u8 = args.next().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let opts = JitOptions {
+        opt_level,
+        ..JitOptions::default()
+    };
+    let dir = format!("{}/../examples", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let mut all = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable example");
+        let module = warpjit_ir::text::parse(&text)
+            .ok()
+            .and_then(|m| VerifiedModule::new(m).ok())
+            .expect("example verifies");
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let Some(first) = cold(&module, &opts) else {
+            println!("{name:28} not supported by the JIT");
+            continue;
+        };
+        let mut times = vec![first];
+        times.extend((0..8).filter_map(|_| cold(&module, &opts)));
+        let hit = compile(&module, &opts).ok().map(|c| c.compile_times());
+        println!(
+            "{name:28} {}  again: {:.3} ms hit={}",
+            summary(&times),
+            hit.map(|t| ms(t.total)).unwrap_or(f64::NAN),
+            hit.map(|t| t.cache_hit).unwrap_or(false)
+        );
+        all.extend(times);
+    }
+    println!("{:28} {}", "all examples", summary(&all));
+    let gen = GenConfig {
+        features: Features {
+            barriers: false,
+            ..Features::all()
+        },
+        ..GenConfig::default()
+    };
+    let mut times = Vec::new();
+    for seed in 0..generated {
+        let case = generate_case(&mut SplitMix64::new(seed), &gen);
+        let module = VerifiedModule::new(case.module).expect("generated modules verify");
+        times.extend(cold(&module, &opts));
+    }
+    if !times.is_empty() {
+        println!(
+            "{:28} {}",
+            format!("{generated} generated"),
+            summary(&times)
+        );
+    }
+    mandelbrot_run(&dir, &opts);
+}
+
+/// Times launches of examples/mandelbrot.warp at 1024x1024, 256 iterations.
+fn mandelbrot_run(dir: &str, opts: &JitOptions) {
+    let text = std::fs::read_to_string(format!("{dir}/mandelbrot.warp")).expect("mandelbrot");
+    let module = warpjit_ir::text::parse(&text)
+        .ok()
+        .and_then(|m| VerifiedModule::new(m).ok())
+        .expect("mandelbrot verifies");
+    let kernel = module.find_function("main").expect("@main");
+    let (w, h, iters) = (1024u32, 1024u32, 256u32);
+    let cfg = LaunchConfig::new([(w * h).div_ceil(256), 1, 1], [256, 1, 1]);
+    let params = [u64::from(w), u64::from(h), u64::from(iters)];
+    let compiled = compile(&module, opts).expect("compiles");
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        let mut buffers = vec![vec![0u8; (w * h * 4) as usize]];
+        let started = Instant::now();
+        launch(&compiled, &module, kernel, &cfg, &params, &mut buffers).expect("runs");
+        runs.push(ms(started.elapsed()));
+    }
+    println!(
+        "mandelbrot 1024x1024x256 launch: median {:.1} ms, best {:.1} ms",
+        median(runs.clone()),
+        runs.iter().copied().fold(f64::INFINITY, f64::min)
+    );
+}

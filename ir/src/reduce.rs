@@ -17,7 +17,7 @@
 //! unused verifies. Reduction is deterministic (the same candidate and
 //! predicate give the same result) and bounded by [`ReduceLimits`].
 
-use crate::module::{Block, FuncKind, Function, Module, Operand, Place, Stmt, ValueId};
+use crate::module::{Block, FuncKind, Function, Module, Operand, Place, Stmt, ValueId, VarId};
 use crate::ops::Op;
 use crate::types::Const;
 use crate::verify::VerifiedModule;
@@ -179,6 +179,7 @@ impl Reducer<'_> {
     fn try_variant(&mut self, mut variant: Candidate) -> bool {
         for f in &mut variant.module.functions {
             drop_unused_values(f);
+            drop_unused_vars(f);
         }
         if size(&variant) >= size(&self.best) {
             return false;
@@ -591,6 +592,93 @@ fn drop_unused_values(f: &mut Function) {
         map(p);
     }
     renumber_values(&mut f.body, &map);
+}
+
+/// Removes variables nothing reads or writes, renumbering the rest.
+fn drop_unused_vars(f: &mut Function) {
+    let mut used = vec![false; f.vars.len()];
+    crate::module::walk_block(&f.body, &mut |s| {
+        let mut mark = |o: &Operand| {
+            if let Operand::Var(v) = o {
+                if let Some(slot) = used.get_mut(v.0 as usize) {
+                    *slot = true;
+                }
+            }
+        };
+        match s {
+            Stmt::Inst(i) => {
+                i.args.iter().for_each(&mut mark);
+                for r in &i.results {
+                    if let Place::Var(v) = r {
+                        mark(&Operand::Var(*v));
+                    }
+                }
+            }
+            Stmt::If { cond, .. } => mark(cond),
+            Stmt::Ordered { key, .. } => mark(key),
+            Stmt::Return { values, .. } => values.iter().for_each(&mut mark),
+            _ => {}
+        }
+    });
+    if used.iter().all(|u| *u) {
+        return;
+    }
+    let mut new_index = Vec::with_capacity(used.len());
+    let mut next = 0u32;
+    for u in &used {
+        new_index.push(next);
+        if *u {
+            next += 1;
+        }
+    }
+    let mut i = 0;
+    f.vars.retain(|_| {
+        i += 1;
+        used[i - 1]
+    });
+    renumber_vars(&mut f.body, &new_index);
+}
+
+fn renumber_vars(b: &mut Block, new_index: &[u32]) {
+    let map = |v: &mut VarId| {
+        if let Some(n) = new_index.get(v.0 as usize) {
+            v.0 = *n;
+        }
+    };
+    let operand = |o: &mut Operand| {
+        if let Operand::Var(v) = o {
+            map(v);
+        }
+    };
+    for s in &mut b.stmts {
+        match s {
+            Stmt::Inst(i) => {
+                i.args.iter_mut().for_each(operand);
+                for r in &mut i.results {
+                    if let Place::Var(v) = r {
+                        map(v);
+                    }
+                }
+            }
+            Stmt::If {
+                cond,
+                then_body,
+                else_body,
+                ..
+            } => {
+                operand(cond);
+                renumber_vars(then_body, new_index);
+                renumber_vars(else_body, new_index);
+            }
+            Stmt::Loop { body, .. } => renumber_vars(body, new_index),
+            Stmt::Ordered { key, body, .. } => {
+                operand(key);
+                renumber_vars(body, new_index);
+            }
+            Stmt::Return { values, .. } => values.iter_mut().for_each(operand),
+            _ => {}
+        }
+    }
 }
 
 fn renumber_values(b: &mut Block, map: &dyn Fn(&mut ValueId)) {

@@ -157,7 +157,7 @@ pub fn check_one(
     })
 }
 
-pub(crate) fn reads_sm_id(module: &Module) -> bool {
+pub fn reads_sm_id(module: &Module) -> bool {
     let mut found = false;
     for f in &module.functions {
         walk_block(&f.body, &mut |s| {

@@ -135,3 +135,68 @@ fn word_hex(bytes: &[u8], at: usize) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(bytes: &[u8], loads: u64) -> RunResult {
+        RunResult::Finished {
+            buffers: vec![bytes.to_vec()],
+            faults: FaultReport {
+                loads,
+                ..FaultReport::default()
+            },
+        }
+    }
+
+    #[test]
+    fn classifies_each_kind_of_difference() {
+        let a = finished(&[1, 2, 3, 4], 0);
+        assert_eq!(classify(&a, &a.clone()), None);
+        assert_eq!(
+            classify(&a, &finished(&[1, 2, 3, 5], 0)),
+            Some(FindingKind::Mismatch)
+        );
+        assert_eq!(
+            classify(&a, &finished(&[1, 2, 3, 4], 1)),
+            Some(FindingKind::Mismatch)
+        );
+        let hang = RunResult::Hang("fuel".into());
+        assert_eq!(classify(&a, &hang), Some(FindingKind::Hang));
+        assert_eq!(classify(&hang, &hang.clone()), None);
+        assert_eq!(
+            classify(&a, &RunResult::Crashed("boom".into())),
+            Some(FindingKind::Crash)
+        );
+        assert_eq!(
+            classify(&a, &RunResult::CompileError("llvm".into())),
+            Some(FindingKind::CompileError)
+        );
+        assert_eq!(classify(&a, &RunResult::Unsupported("x".into())), None);
+        assert_eq!(
+            classify(&a, &RunResult::Failed("oom".into())),
+            Some(FindingKind::Mismatch)
+        );
+    }
+
+    #[test]
+    fn the_description_lists_differing_words_and_faults() {
+        let text = describe(
+            &["out".into()],
+            "reference",
+            &finished(&[1, 0, 0, 0, 9, 9, 9, 9], 0),
+            "jit",
+            &finished(&[1, 0, 0, 0, 9, 9, 9, 8], 2),
+        );
+        assert!(
+            text.contains("buffer @out (binding 0): 1 of 8 bytes differ"),
+            "{text}"
+        );
+        assert!(
+            text.contains("0x09090909") && text.contains("0x08090909"),
+            "{text}"
+        );
+        assert!(text.contains("fault reports differ"), "{text}");
+    }
+}

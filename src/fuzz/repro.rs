@@ -13,7 +13,7 @@
 
 use super::case::Finding;
 use super::compare::describe;
-use super::exec::{Launch, RunResult, FUEL};
+use super::exec::{Launch, Machine, RunResult, FUEL};
 use crate::values::format_hex;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,26 +36,6 @@ pub fn write(
     origin: &Origin,
 ) -> Result<PathBuf, String> {
     let dir = root.join(format!("{}-{:016x}", finding.kind.name(), origin.case_seed));
-    let io = |e: std::io::Error, what: &Path| format!("cannot write {}: {e}", what.display());
-    std::fs::create_dir_all(&dir).map_err(|e| io(e, &dir))?;
-    let write_file = |name: &str, bytes: &[u8]| {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).map_err(|e| io(e, &path))
-    };
-    let names: Vec<String> = module.buffers.iter().map(|b| b.name.clone()).collect();
-    for (name, bytes) in names.iter().zip(&launch.buffers) {
-        write_file(&format!("input-{name}.bin"), bytes)?;
-    }
-    for (label, result) in [
-        ("reference", &finding.reference),
-        (finding.engine.name(), &finding.other),
-    ] {
-        if let RunResult::Finished { buffers, .. } = result {
-            for (name, bytes) in names.iter().zip(buffers) {
-                write_file(&format!("{label}-{name}.bin"), bytes)?;
-            }
-        }
-    }
     let header = format!(
         "// warpjit fuzz found a {} between the reference interpreter and {} \
          (campaign seed {}, case {}, case seed {:#x}).\n// Replay: warpjit replay {}\n",
@@ -66,12 +46,23 @@ pub fn write(
         origin.case_seed,
         dir.display(),
     );
-    let program = format!(
-        "{header}{}\n{}",
-        run_directive(module, launch, finding),
-        warpjit_ir::text::print(module)
-    );
-    write_file("program.warp", program.as_bytes())?;
+    write_program(&dir, module, launch, finding.machine, &header)?;
+    let io = |e: std::io::Error, what: &Path| format!("cannot write {}: {e}", what.display());
+    let write_file = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(|e| io(e, &path))
+    };
+    let names: Vec<String> = module.buffers.iter().map(|b| b.name.clone()).collect();
+    for (label, result) in [
+        ("reference", &finding.reference),
+        (finding.engine.name(), &finding.other),
+    ] {
+        if let RunResult::Finished { buffers, .. } = result {
+            for (name, bytes) in names.iter().zip(buffers) {
+                write_file(&format!("{label}-{name}.bin"), bytes)?;
+            }
+        }
+    }
     let diff = describe(
         &names,
         "reference",
@@ -114,16 +105,41 @@ pub fn write(
     Ok(dir)
 }
 
+/// Writes `dir/program.warp` (`header`, the `//! run:` line, the module)
+/// and the `input-NAME.bin` files it reads: a directory `warpjit replay`
+/// runs.
+pub fn write_program(
+    dir: &Path,
+    module: &Module,
+    launch: &Launch,
+    machine: Machine,
+    header: &str,
+) -> Result<(), String> {
+    let io = |e: std::io::Error, what: &Path| format!("cannot write {}: {e}", what.display());
+    std::fs::create_dir_all(dir).map_err(|e| io(e, dir))?;
+    for (decl, bytes) in module.buffers.iter().zip(&launch.buffers) {
+        let path = dir.join(format!("input-{}.bin", decl.name));
+        std::fs::write(&path, bytes).map_err(|e| io(e, &path))?;
+    }
+    let program = format!(
+        "{header}{}\n{}",
+        run_directive(module, launch, machine),
+        warpjit_ir::text::print(module)
+    );
+    let path = dir.join("program.warp");
+    std::fs::write(&path, program).map_err(|e| io(e, &path))
+}
+
 /// The `//! run:` line of a launch: geometry, machine, fuel, parameters as
 /// bit patterns and buffers from the `input-*.bin` files.
-pub fn run_directive(module: &Module, launch: &Launch, finding: &Finding) -> String {
+pub fn run_directive(module: &Module, launch: &Launch, machine: Machine) -> String {
     let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
     let mut line = format!(
         "//! run: --grid {} --workgroup {} --sms {} --warps-per-sm {} --fuel {FUEL}",
         dims(launch.grid),
         dims(launch.workgroup),
-        finding.machine.sm_count,
-        finding.machine.warps_per_sm,
+        machine.sm_count,
+        machine.warps_per_sm,
     );
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {

@@ -178,7 +178,7 @@ pub fn op_kinds(module: &Module) -> BTreeSet<String> {
             let kind = match s {
                 Stmt::Inst(i) => {
                     // Families whose variants differ in kind keep their
-                    // first qualifier: `shuffle.bfly`, `atom.add`, `cmp.lt`.
+                    // first qualifier: `shuffle.xor`, `atom.add`, `cmp.lt`.
                     let m = i.op.mnemonic();
                     let parts: Vec<&str> = m.split('.').collect();
                     match parts[..] {

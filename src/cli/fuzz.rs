@@ -230,7 +230,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| format!("`{text}` is not a duration (e.g. 90s, 5m, 1h)"))?;
     let secs = value * scale;
-    if !secs.is_finite() || secs < 0.0 || secs > 1e9 {
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
         return Err(format!(
             "`{text}` is not a duration between 0 and 10^9 seconds"
         ));

@@ -105,9 +105,7 @@ pub fn check(
     machines: &[Machine],
     unsupported: &mut bool,
 ) -> Option<Finding> {
-    let Some((kernel, _)) = module.kernels().next() else {
-        return None;
-    };
+    let (kernel, _) = module.kernels().next()?;
     let sm_id = reads_sm_id(module);
     for &machine in machines {
         let mut reference: Option<(Machine, RunResult)> = None;

@@ -1,7 +1,7 @@
 //! Running one program on one engine and machine configuration, with every
 //! failure (error, fuel, watchdog, panic) turned into a value.
 
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,17 +109,18 @@ impl Workspace {
     }
 
     fn runtime(&mut self, machine: Machine) -> Result<&Runtime, String> {
-        if !self.runtimes.contains_key(&machine) {
-            let config = RuntimeConfig {
-                sm_count: machine.sm_count,
-                warps_per_sm: machine.warps_per_sm,
-                fuel: Some(FUEL),
-                watchdog: Some(WATCHDOG),
-            };
-            let rt = Runtime::new(config).map_err(|e| e.to_string())?;
-            self.runtimes.insert(machine, rt);
+        match self.runtimes.entry(machine) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(e) => {
+                let config = RuntimeConfig {
+                    sm_count: machine.sm_count,
+                    warps_per_sm: machine.warps_per_sm,
+                    fuel: Some(FUEL),
+                    watchdog: Some(WATCHDOG),
+                };
+                Ok(e.insert(Runtime::new(config).map_err(|e| e.to_string())?))
+            }
         }
-        Ok(&self.runtimes[&machine])
     }
 
     /// The JIT's code for `module`, compiled once per module (the cache

@@ -9,7 +9,7 @@
 //! - replace an `if` by its `then` or `else` body, a `loop` or `ordered` by
 //!   its body, or remove the construct;
 //! - replace an instruction's operand by the zero constant of its type;
-//! - drop functions nothing calls any more;
+//! - drop functions nothing calls any more and shared arrays nothing uses;
 //! - shrink the grid and the workgroup, zero and shorten the buffers.
 //!
 //! Value declarations left without a definition and without a use are
@@ -117,7 +117,7 @@ pub fn size(c: &Candidate) -> u64 {
         .map(|f| non_constant_operands(&f.body))
         .sum::<u64>();
     stmts * 1_000_000_000
-        + c.module.functions.len() as u64 * 100_000_000
+        + (c.module.functions.len() + c.module.shared.len()) as u64 * 100_000_000
         + constants * 100_000
         + threads
         + bytes
@@ -135,9 +135,10 @@ struct Reducer<'p> {
 /// One kind of edit: the `n`-th variant of that kind, or None past the last.
 type Pass = fn(&Candidate, usize) -> Option<Candidate>;
 
-const PASSES: [Pass; 8] = [
+const PASSES: [Pass; 9] = [
     shrink_launch,
     delete_functions,
+    delete_shared,
     delete_stmt_runs,
     unwrap_constructs,
     zero_operands,
@@ -445,6 +446,60 @@ fn delete_functions(c: &Candidate, n: usize) -> Option<Candidate> {
         renumber_calls(&mut f.body, victim as u32);
     }
     Some(out)
+}
+
+/// Variants without the `n`-th shared array nothing refers to.
+fn delete_shared(c: &Candidate, n: usize) -> Option<Candidate> {
+    let module = &c.module;
+    let mut used = vec![false; module.shared.len()];
+    for f in &module.functions {
+        crate::module::walk_block(&f.body, &mut |s| {
+            if let Stmt::Inst(i) = s {
+                if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } = &i.op {
+                    if let crate::ops::MemRef::Shared(k) = mem {
+                        if let Some(slot) = used.get_mut(*k as usize) {
+                            *slot = true;
+                        }
+                    }
+                }
+            }
+        });
+    }
+    let victim = (0..used.len()).filter(|&i| !used[i]).nth(n)?;
+    let mut out = c.clone();
+    out.module.shared.remove(victim);
+    for f in &mut out.module.functions {
+        renumber_shared(&mut f.body, victim as u32);
+    }
+    Some(out)
+}
+
+fn renumber_shared(b: &mut Block, removed: u32) {
+    for s in &mut b.stmts {
+        match s {
+            Stmt::Inst(i) => {
+                if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } =
+                    &mut i.op
+                {
+                    if let crate::ops::MemRef::Shared(k) = mem {
+                        if *k > removed {
+                            *k -= 1;
+                        }
+                    }
+                }
+            }
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                renumber_shared(then_body, removed);
+                renumber_shared(else_body, removed);
+            }
+            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => renumber_shared(body, removed),
+            _ => {}
+        }
+    }
 }
 
 fn renumber_calls(b: &mut Block, removed: u32) {
@@ -774,6 +829,11 @@ mod tests {
         assert_eq!(out.grid, [1, 1, 1]);
         assert_eq!(out.workgroup, [1, 1, 1]);
         assert_eq!(out.module.functions.len(), 1, "uncalled functions dropped");
+        assert!(out.module.shared.is_empty(), "unused shared arrays dropped");
+        assert!(
+            out.module.functions[0].vars.is_empty(),
+            "unused variables dropped"
+        );
         assert!(out.buffers.iter().all(|b| b.iter().all(|&x| x == 0)));
     }
 

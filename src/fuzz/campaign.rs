@@ -71,7 +71,10 @@ pub enum Event {
         kinds: BTreeSet<String>,
         unsupported: bool,
     },
-    Found(FoundCase),
+    Found {
+        found: FoundCase,
+        kinds: BTreeSet<String>,
+    },
     /// The generator made a module that does not verify.
     BadCase(String),
 }
@@ -105,8 +108,11 @@ pub fn run_campaign(opts: &CampaignOptions, progress: &mut dyn Progress) -> Summ
                         *summary.coverage.entry(k).or_insert(0) += 1;
                     }
                 }
-                Ok(Event::Found(found)) => {
+                Ok(Event::Found { found, kinds }) => {
                     summary.cases += 1;
+                    for k in kinds {
+                        *summary.coverage.entry(k).or_insert(0) += 1;
+                    }
                     progress.found(&found);
                     summary.findings.push(found);
                     if opts.stop_on_first {
@@ -171,7 +177,10 @@ fn worker(
         );
         let event = match found {
             None => Event::CaseDone { kinds, unsupported },
-            Some(finding) => Event::Found(record(opts, &mut ws, &fuzz_case, index, finding)),
+            Some(finding) => Event::Found {
+                found: record(opts, &mut ws, &fuzz_case, index, finding),
+                kinds,
+            },
         };
         if tx.send(event).is_err() {
             return;

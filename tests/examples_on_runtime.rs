@@ -1,12 +1,12 @@
-//! The bundled examples give the same results on the multithreaded runtime
-//! as on the single-threaded `interp::launch`, whatever the number of SMs
-//! and warp slots: they are race-free (atomics only where the order does
-//! not change the outcome).
+//! The bundled examples give the same results on the multithreaded runtime,
+//! on the JIT and on the interpreter, as on the single-threaded
+//! `interp::launch`, whatever the number of SMs and warp slots: they are
+//! race-free (atomics only where the order does not change the outcome).
 
 use std::path::PathBuf;
 use warpjit::ir::interp::{self, LaunchConfig};
 use warpjit::ir::{text, VerifiedModule};
-use warpjit::run::{self, RunOptions, RunPlan};
+use warpjit::run::{self, Backend, RunOptions, RunPlan};
 
 /// (SM count, warp slots per SM); every example's workgroups fit 8 warps.
 const MACHINES: [(u32, u32); 4] = [(1, 64), (2, 8), (3, 64), (7, 8)];
@@ -44,18 +44,27 @@ fn check(name: &str, overrides: &[&str], compare: impl Fn(&[Vec<u8>], &[Vec<u8>]
         &mut expected,
     )
     .unwrap_or_else(|e| panic!("{name} on the interpreter: {e}"));
-    for (sms, slots) in MACHINES {
-        let mut plan = reference.clone();
-        plan.sm_count = Some(sms);
-        plan.warps_per_sm = Some(slots);
-        let outcome = run::execute(&module, &mut plan).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let shape = format!("{name} on {sms} SMs x {slots} slots");
-        assert_eq!(outcome.report.faults, expected_report.faults, "{shape}");
-        assert_eq!(
-            outcome.report.statements, expected_report.statements,
-            "{shape}"
-        );
-        compare(&expected, &plan.buffers, &shape);
+    for backend in [Backend::Jit, Backend::Interp] {
+        for (sms, slots) in MACHINES {
+            let mut plan = reference.clone();
+            plan.backend = backend;
+            plan.sm_count = Some(sms);
+            plan.warps_per_sm = Some(slots);
+            let outcome =
+                run::execute(&module, &mut plan).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let shape = format!(
+                "{name} on {} with {sms} SMs x {slots} slots",
+                backend.name()
+            );
+            assert_eq!(outcome.report.faults, expected_report.faults, "{shape}");
+            if backend.counts_statements() {
+                assert_eq!(
+                    outcome.report.statements, expected_report.statements,
+                    "{shape}"
+                );
+            }
+            compare(&expected, &plan.buffers, &shape);
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 //!
 //! Masks are `u32` bit sets, bit `l` for lane `l`.
 
+use std::ffi::c_void;
 use std::mem::offset_of;
+use std::sync::atomic::AtomicBool;
 
 /// One memory the warp can address: `len` bytes at `ptr`.
 #[repr(C)]
@@ -74,6 +76,15 @@ pub struct WarpContext {
     /// is set.
     pub fuel: u64,
     pub out_of_fuel: u32,
+    /// Raised by another thread to stop the launch (the runtime's
+    /// `CancelToken`); read wherever fuel is spent and treated like running
+    /// out of it, except that `out_of_fuel` stays 0. Never null: a launch
+    /// that cannot be cancelled points it at a flag that stays false.
+    pub cancel: *const AtomicBool,
+    /// What `barrier` calls to suspend the warp until the barrier opens (set
+    /// by the warp scheduler; see `sched.rs`). Compiled code only passes the
+    /// context on to [`BARRIER_SYMBOL`].
+    pub scheduler: *const c_void,
 }
 
 /// Byte offsets of the fields the compiled code touches.
@@ -104,6 +115,7 @@ pub mod offsets {
     pub const FIRST_FAULT_FUNCTION: u64 = offset_of!(WarpContext, first_fault_function) as u64;
     pub const FUEL: u64 = offset_of!(WarpContext, fuel) as u64;
     pub const OUT_OF_FUEL: u64 = offset_of!(WarpContext, out_of_fuel) as u64;
+    pub const CANCEL: u64 = offset_of!(WarpContext, cancel) as u64;
     /// Size of a [`MemSpan`] and the offset of its length.
     pub const SPAN_SIZE: u64 = std::mem::size_of::<MemSpan>() as u64;
     pub const SPAN_LEN: u64 = offset_of!(MemSpan, len) as u64;
@@ -111,3 +123,9 @@ pub mod offsets {
 
 /// The compiled entry point of a kernel: runs one warp.
 pub type KernelFn = unsafe extern "C" fn(*mut WarpContext);
+
+/// The runtime function a `barrier` with active lanes calls:
+/// `void warpjit_barrier(ptr ctx)`. It returns once the barrier has opened;
+/// a warp whose launch stops while it waits is abandoned there (its stack
+/// is reset without unwinding), so it never continues.
+pub const BARRIER_SYMBOL: &str = "warpjit_barrier";

@@ -116,6 +116,9 @@ pub fn compile(module: &VerifiedModule, opts: &JitOptions) -> Result<CompiledMod
     let engine = llmod
         .create_jit_execution_engine(opt)
         .map_err(|e| JitError::Llvm(e.to_string()))?;
+    if let Some(barrier) = llmod.get_function(crate::abi::BARRIER_SYMBOL) {
+        engine.add_global_mapping(&barrier, crate::sched::barrier_address());
+    }
     let mut kernels = HashMap::new();
     for (id, name) in kernel_names {
         let addr = engine

@@ -10,14 +10,22 @@
 //! ```text
 //! VerifiedModule --lower--> LLVM IR --verify, optimise--> machine code (MCJIT)
 //! ```
+//!
+//! [`JitBackend`] makes it a backend of the multithreaded runtime. The warps
+//! of a workgroup take turns on one thread; a kernel that can reach
+//! `barrier` runs each warp on a stackful coroutine that the barrier
+//! suspends (`sched.rs`).
 
 pub mod abi;
+mod backend;
 mod emit;
 mod engine;
 mod lower;
 mod mask;
 mod run;
+mod sched;
 
+pub use backend::{JitBackend, JitKernel};
 pub use engine::{compile, CompiledModule};
 pub use run::launch;
 

@@ -13,7 +13,7 @@ mod memory;
 mod ops;
 mod warp;
 
-use crate::abi::offsets;
+use crate::abi::{self, offsets};
 use crate::emit::{Emit, LANES};
 use crate::mask::ExecMask;
 use crate::JitError;
@@ -33,7 +33,6 @@ pub fn lower_module<'ctx>(
     cpu: &str,
     features: &str,
 ) -> Result<Vec<(FuncId, String)>, JitError> {
-    check_supported(module)?;
     let e = Emit {
         cx,
         module: llmod,
@@ -86,25 +85,6 @@ pub fn lower_module<'ctx>(
         kernels.push((id, name));
     }
     Ok(kernels)
-}
-
-/// Rejects what the lowering does not handle, naming it.
-fn check_supported(module: &VerifiedModule) -> Result<(), JitError> {
-    for f in &module.functions {
-        let mut problem: Option<String> = None;
-        warpjit_ir::walk_block(&f.body, &mut |s| {
-            if problem.is_some() {
-                return;
-            }
-            if let Stmt::Inst(i) = s {
-                problem = ops::unsupported(&i.op);
-            }
-        });
-        if let Some(p) = problem {
-            return Err(JitError::Unsupported(format!("{p} (in @{})", f.name)));
-        }
-    }
-    Ok(())
 }
 
 pub(crate) struct FnLowering<'ctx, 'a> {
@@ -355,8 +335,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         }
     }
 
-    /// One loop iteration's fuel. When none is left, every lane leaves the
-    /// live mask: loops exit at their next test and nothing more is written.
+    /// One loop iteration's fuel. When none is left, or the launch's cancel
+    /// flag is raised, every lane leaves the live mask: loops exit at their
+    /// next test and nothing more is written.
     fn spend_fuel(&mut self) -> Result<(), JitError> {
         let e = self.e;
         let b = &e.b;
@@ -368,11 +349,12 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let left = b.build_int_sub(fuel, e.i64().const_int(1, false), "")?;
         let left = b.build_select(empty, fuel, left, "")?;
         e.store_field(self.ctxp, offsets::FUEL, left, 8)?;
+        let stop = b.build_or(empty, self.cancel_raised()?, "")?;
         let live = e
             .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
             .into_int_value();
         let live = b
-            .build_select(empty, e.i32().const_zero(), live, "")?
+            .build_select(stop, e.i32().const_zero(), live, "")?
             .into_int_value();
         e.store_field(self.ctxp, offsets::LIVE_MASK, live.into(), 4)?;
         let flag = b.build_int_z_extend(empty, e.i32(), "")?;
@@ -383,6 +365,31 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         e.store_field(self.ctxp, offsets::OUT_OF_FUEL, flag.into(), 4)?;
         let live = e.bits_to_mask(live)?;
         self.mask.set_live(e, live)
+    }
+
+    /// Whether the launch's cancel flag is raised: a relaxed atomic byte
+    /// load, since another thread raises it.
+    fn cancel_raised(&self) -> Result<inkwell::values::IntValue<'ctx>, JitError> {
+        let e = self.e;
+        let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+        let flag_ptr = e
+            .load_field(self.ctxp, offsets::CANCEL, ptr.into(), 8)?
+            .into_pointer_value();
+        let flag =
+            e.b.build_load(e.cx.i8_type(), flag_ptr, "cancel")?
+                .into_int_value();
+        if let Some(load) = flag.as_instruction() {
+            load.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic)
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+            load.set_alignment(1)
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+        }
+        Ok(e.b.build_int_compare(
+            inkwell::IntPredicate::NE,
+            flag,
+            e.cx.i8_type().const_zero(),
+            "",
+        )?)
     }
 
     /// The value of an operand in all 32 lanes.
@@ -480,13 +487,41 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     fn inst(&mut self, i: &Inst) -> Result<(), JitError> {
-        if let Op::Call(callee) = i.op {
-            return self.call(i, callee);
+        match i.op {
+            Op::Call(callee) => return self.call(i, callee),
+            Op::Barrier => return self.barrier(),
+            _ => {}
         }
         let results = ops::lower_inst(self, i)?;
         for (place, v) in i.results.iter().zip(results) {
             self.write(place, v)?;
         }
+        Ok(())
+    }
+
+    /// `barrier`: a warp with active lanes calls the scheduler's
+    /// [`abi::BARRIER_SYMBOL`], which returns when the barrier opens. The
+    /// call takes the context, so LLVM reloads shared and global memory
+    /// after it.
+    fn barrier(&mut self) -> Result<(), JitError> {
+        let e = self.e;
+        let barrier_fn = match e.module.get_function(abi::BARRIER_SYMBOL) {
+            Some(f) => f,
+            None => {
+                let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+                let fty = e.cx.void_type().fn_type(&[ptr.into()], false);
+                e.module
+                    .add_function(abi::BARRIER_SYMBOL, fty, Some(Linkage::External))
+            }
+        };
+        let m = self.mask.current(e)?;
+        let wait = self.new_block("barrier");
+        let after = self.new_block("barrier.after");
+        e.b.build_conditional_branch(e.any(m)?, wait, after)?;
+        e.b.position_at_end(wait);
+        e.b.build_call(barrier_fn, &[self.ctxp.into()], "")?;
+        e.b.build_unconditional_branch(after)?;
+        e.b.position_at_end(after);
         Ok(())
     }
 

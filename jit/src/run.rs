@@ -1,13 +1,19 @@
-//! Running compiled kernels: one workgroup at a time, its warps in order,
-//! with the same IDs and memory rules as `warpjit_ir::interp`.
+//! Running compiled kernels on the calling thread over byte buffers: one
+//! workgroup at a time, its warps scheduled at barriers by [`sched`], with
+//! the same IDs and memory rules as `warpjit_ir::interp`.
 
 use crate::abi::{self, MemSpan, WarpContext};
+use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{CompiledModule, JitError};
+use std::sync::atomic::AtomicBool;
 use warpjit_ir::interp::{
     validate_launch, AccessKind, Fault, FaultReport, GlobalMemory, LaunchConfig, LaunchReport,
 };
 use warpjit_ir::{AtomOp, NumFormat};
-use warpjit_ir::{FuncId, VerifiedModule, WARP_SIZE};
+use warpjit_ir::{FuncId, VerifiedModule};
+
+/// The cancel flag of launches nothing can cancel.
+static NEVER_CANCELLED: AtomicBool = AtomicBool::new(false);
 
 /// Runs every workgroup of the grid in order (x fastest), workgroup `n` on
 /// SM `n % sm_count`, like `warpjit_ir::interp::launch`. The report counts
@@ -103,59 +109,40 @@ impl CompiledModule {
                 len: b.len() as u64,
             })
             .collect();
-        let threads = cfg.threads_per_workgroup();
-        let warps = cfg.warps_per_workgroup() as u32;
+        let plan = KernelPlan::of(module, kernel);
+        let frame = WorkgroupFrame {
+            params,
+            buffers: &spans,
+            shared: &shared_spans,
+            config: cfg,
+            workgroup_id,
+            sm_id,
+            first_warp_slot: 0,
+            cancel: &NEVER_CANCELLED,
+        };
+        let mut contexts = sched::warp_contexts(&frame);
+        // SAFETY: the contexts point at live buffers of the stated lengths
+        // for the whole call, and the compiled code keeps every access
+        // inside them (bounds checks are folded into its masks).
+        let outcome = unsafe { sched::run_warps(entry, &plan, &mut contexts, &NEVER_CANCELLED) };
         let kernel_name = &module.function(kernel).name;
-        for index in 0..warps {
-            let first = u64::from(index) * u64::from(WARP_SIZE);
-            let present = (threads - first).min(u64::from(WARP_SIZE));
-            let existing = if present == u64::from(WARP_SIZE) {
-                u32::MAX
-            } else {
-                (1u32 << present) - 1
-            };
-            let mut ctx = WarpContext {
-                params: params.as_ptr(),
-                buffers: spans.as_ptr(),
-                shared: shared_spans.as_ptr(),
-                workgroup_id,
-                num_workgroups: cfg.grid,
-                workgroup_size: cfg.workgroup,
-                warp_index: index,
-                warp_slot: index,
-                sm_id,
-                sm_count: cfg.sm_count,
-                warps_per_sm: cfg.warps_per_sm,
-                entry_mask: existing,
-                live_mask: existing,
-                helper_mask: 0,
-                load_faults: 0,
-                store_faults: 0,
-                atomic_faults: 0,
-                first_fault_kind: abi::FAULT_NONE,
-                first_fault_lane: 0,
-                first_fault_space: 0,
-                first_fault_index: 0,
-                first_fault_address: 0,
-                first_fault_function: 0,
-                fuel: cfg.fuel.unwrap_or(u64::MAX),
-                out_of_fuel: 0,
-            };
-            // SAFETY: the context points at live buffers of the stated
-            // lengths for the whole call, and the compiled code keeps every
-            // access inside them (bounds checks are folded into its masks).
-            unsafe { entry(&mut ctx) };
+        for ctx in &contexts {
             report
                 .faults
-                .merge(&faults_of(&ctx, module, kernel_name, workgroup_id));
-            if ctx.out_of_fuel != 0 {
+                .merge(&faults_of(ctx, module, kernel_name, workgroup_id));
+        }
+        match outcome {
+            Ok(()) => {}
+            Err(Stop::OutOfFuel { warp }) => {
                 let [x, y, z] = workgroup_id;
                 return Err(JitError::FuelExhausted(format!(
-                    "kernel @{kernel_name}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {index} \
+                    "kernel @{kernel_name}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
                      after {} loop iterations (runaway kernel?)",
                     cfg.fuel.unwrap_or(u64::MAX)
                 )));
             }
+            Err(Stop::Cancelled) => return Err(JitError::Launch("cancelled".into())),
+            Err(Stop::NoStack(why)) => return Err(JitError::Launch(why)),
         }
         report.workgroups += 1;
         Ok(())
@@ -181,7 +168,7 @@ impl GlobalMemory for Sizes<'_> {
     }
 }
 
-fn faults_of(
+pub(crate) fn faults_of(
     ctx: &WarpContext,
     module: &VerifiedModule,
     kernel_name: &str,

@@ -27,17 +27,8 @@ pub struct DumpArgs {
     )]
     opt_level: u8,
     /// Instruction set: native (everything the host has), avx2 or sse4.2.
-    #[arg(long, value_name = "TARGET", default_value = "native", value_parser = parse_target)]
+    #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
     target: Target,
-}
-
-fn parse_target(s: &str) -> Result<Target, String> {
-    match s {
-        "native" => Ok(Target::Native),
-        "avx2" => Ok(Target::Avx2),
-        "sse4.2" | "sse42" => Ok(Target::Sse42),
-        _ => Err("expected native, avx2 or sse4.2".into()),
-    }
 }
 
 pub fn dump(args: &DumpArgs) -> CommandResult {

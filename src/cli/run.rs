@@ -55,11 +55,19 @@ pub fn run(args: RunArgs) -> CommandResult {
     } else {
         format!("{used} of {} SMs", outcome.sm_count)
     };
-    out_line!(
-        "  time {} on {sms}, {} statements executed",
-        show_duration(outcome.wall),
-        outcome.report.statements
-    );
+    let compiled = match outcome.compile_time {
+        Some(elapsed) => format!(", compiled in {}", show_duration(elapsed)),
+        None => String::new(),
+    };
+    if plan.backend.counts_statements() {
+        out_line!(
+            "  time {} on {sms}, {} statements executed",
+            show_duration(outcome.wall),
+            outcome.report.statements
+        );
+    } else {
+        out_line!("  time {} on {sms}{compiled}", show_duration(outcome.wall));
+    }
     let faults = &outcome.report.faults;
     if faults.is_empty() {
         out_line!("  faults: none");

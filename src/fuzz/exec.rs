@@ -7,8 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use warpjit_ir::interp::{self, FaultReport, LaunchConfig};
 use warpjit_ir::{FuncId, VerifiedModule};
+use warpjit_jit::JitBackend;
 use warpjit_jit::{CompiledModule, JitError, JitOptions};
-use warpjit_runtime::{Buffer, ExecError, LaunchError, Runtime, RuntimeConfig};
+use warpjit_runtime::{
+    Backend, Buffer, ExecError, InterpreterBackend, Kernel, LaunchError, Runtime, RuntimeConfig,
+};
 
 /// Statements (interpreter) or loop iterations (JIT) a warp may run.
 pub const FUEL: u64 = 5_000_000;
@@ -25,22 +28,30 @@ pub enum Engine {
     /// `warpjit_jit::compile` + `warpjit_jit::launch`, one workgroup after
     /// another on this thread.
     Jit,
+    /// The JIT as the runtime's backend (`JitBackend`) on the SM threads.
+    RuntimeJit,
 }
 
 impl Engine {
-    pub const ALL: [Engine; 3] = [Engine::Reference, Engine::RuntimeInterp, Engine::Jit];
+    pub const ALL: [Engine; 4] = [
+        Engine::Reference,
+        Engine::RuntimeInterp,
+        Engine::Jit,
+        Engine::RuntimeJit,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Engine::Reference => "reference",
             Engine::RuntimeInterp => "runtime-interp",
             Engine::Jit => "jit",
+            Engine::RuntimeJit => "runtime-jit",
         }
     }
 
     /// Whether results may depend on which SM ran a workgroup.
     fn schedules_freely(self) -> bool {
-        matches!(self, Engine::RuntimeInterp)
+        matches!(self, Engine::RuntimeInterp | Engine::RuntimeJit)
     }
 }
 
@@ -99,8 +110,12 @@ impl RunResult {
 /// threads alive between cases.
 #[derive(Default)]
 pub struct Workspace {
-    runtimes: HashMap<Machine, Runtime>,
+    /// Keyed by machine and whether the backend is the JIT.
+    runtimes: HashMap<(Machine, bool), Runtime>,
     compiled: Option<(Arc<VerifiedModule>, Result<CompiledModule, JitError>)>,
+    /// The module's kernel prepared by a JIT runtime; any JIT runtime
+    /// launches it, so each module is compiled for the runtime once.
+    jit_kernel: Option<(Arc<VerifiedModule>, Result<Kernel, String>)>,
 }
 
 impl Workspace {
@@ -108,8 +123,8 @@ impl Workspace {
         Workspace::default()
     }
 
-    fn runtime(&mut self, machine: Machine) -> Result<&Runtime, String> {
-        match self.runtimes.entry(machine) {
+    fn runtime(&mut self, machine: Machine, jit: bool) -> Result<&Runtime, String> {
+        match self.runtimes.entry((machine, jit)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let config = RuntimeConfig {
@@ -118,7 +133,13 @@ impl Workspace {
                     fuel: Some(FUEL),
                     watchdog: Some(WATCHDOG),
                 };
-                Ok(e.insert(Runtime::new(config).map_err(|e| e.to_string())?))
+                let backend: Arc<dyn Backend> = if jit {
+                    Arc::new(JitBackend::new(JitOptions::default()))
+                } else {
+                    Arc::new(InterpreterBackend)
+                };
+                let runtime = Runtime::with_backend(config, backend).map_err(|e| e.to_string())?;
+                Ok(e.insert(runtime))
             }
         }
     }
@@ -216,14 +237,15 @@ fn run_unguarded(
                 Err(e) => RunResult::Failed(e.to_string()),
             }
         }
-        Engine::RuntimeInterp => {
-            let runtime = match ws.runtime(machine) {
+        Engine::RuntimeInterp | Engine::RuntimeJit => {
+            let jit = engine == Engine::RuntimeJit;
+            let prepared = match prepare(ws, module, kernel, machine, jit) {
+                Ok(k) => k,
+                Err(result) => return result,
+            };
+            let runtime = match ws.runtime(machine, jit) {
                 Ok(rt) => rt,
                 Err(e) => return RunResult::Failed(e),
-            };
-            let prepared = match runtime.prepare_function(Arc::clone(module), kernel) {
-                Ok(k) => k,
-                Err(e) => return RunResult::CompileError(e.to_string()),
             };
             let mut buffers = Vec::with_capacity(launch.buffers.len());
             for b in &launch.buffers {
@@ -252,6 +274,43 @@ fn run_unguarded(
             }
         }
     }
+}
+
+/// The kernel prepared for a runtime: the interpreter prepares nothing; the
+/// JIT's compilation is kept for the module's other machines.
+fn prepare(
+    ws: &mut Workspace,
+    module: &Arc<VerifiedModule>,
+    kernel: FuncId,
+    machine: Machine,
+    jit: bool,
+) -> Result<Kernel, RunResult> {
+    let prepare_on = |ws: &mut Workspace| -> Result<Kernel, String> {
+        let runtime = ws.runtime(machine, jit)?;
+        runtime
+            .prepare_function(Arc::clone(module), kernel)
+            .map_err(|e| e.to_string())
+    };
+    let result = if jit {
+        let cached = matches!(&ws.jit_kernel, Some((m, _)) if Arc::ptr_eq(m, module));
+        if !cached {
+            ws.jit_kernel = None;
+            let prepared = prepare_on(ws);
+            ws.jit_kernel = Some((Arc::clone(module), prepared));
+        }
+        ws.jit_kernel.as_ref().expect("just set").1.clone()
+    } else {
+        prepare_on(ws)
+    };
+    result.map_err(|e| {
+        if e.contains("not supported by the JIT") {
+            RunResult::Unsupported(e)
+        } else if e.contains("panicked") {
+            RunResult::Crashed(e)
+        } else {
+            RunResult::CompileError(e)
+        }
+    })
 }
 
 fn exec_error(e: ExecError) -> RunResult {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpjit_ir::interp::ExecError;
 use warpjit_ir::VerifiedModule;
+use warpjit_jit::{JitBackend, JitKernel};
 use warpjit_runtime::{
     Buffer, InterpreterBackend, LaunchError, LaunchReport, Runtime, RuntimeConfig,
 };
@@ -25,6 +26,8 @@ pub struct RunOutcome {
     /// The SMs the runtime had.
     pub sm_count: u32,
     pub wall: Duration,
+    /// How long the JIT took to compile the module (None: interpreted).
+    pub compile_time: Option<Duration>,
 }
 
 /// The options of a file's `//! run:` lines, later lines on top of earlier
@@ -64,13 +67,27 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         "launch"
     );
     let sm_count = config.sm_count;
-    let runtime = match plan.backend {
-        Backend::Interp => Runtime::with_backend(config, Arc::new(InterpreterBackend)),
-    }
-    .map_err(|e| e.to_string())?;
+    let backend: Arc<dyn warpjit_runtime::Backend> = match plan.backend {
+        Backend::Jit => Arc::new(JitBackend::new(plan.jit)),
+        Backend::Interp => Arc::new(InterpreterBackend),
+    };
+    let runtime = Runtime::with_backend(config, backend).map_err(|e| e.to_string())?;
     let kernel = runtime
         .prepare_function(module.clone(), plan.kernel)
         .map_err(|e| e.to_string())?;
+    let compile_time = kernel
+        .code()
+        .downcast_ref::<JitKernel>()
+        .map(JitKernel::compile_time);
+    if let Some(elapsed) = compile_time {
+        tracing::info!(
+            kernel = %plan.kernel_name,
+            opt_level = plan.jit.opt_level,
+            target = ?plan.jit.target,
+            ?elapsed,
+            "compiled"
+        );
+    }
     let mut buffers = Vec::with_capacity(plan.buffers.len());
     for (bytes, decl) in plan.buffers.iter().zip(&module.buffers) {
         let buffer =
@@ -91,6 +108,18 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         buffer.copy_to(bytes);
     }
     let report = result.map_err(|e| match e {
+        // The error counts statements, the interpreter's unit; the JIT's is
+        // the loop iteration.
+        LaunchError::Exec(ExecError::FuelExhausted {
+            kernel,
+            workgroup: [x, y, z],
+            warp,
+            statements,
+        }) if plan.backend == Backend::Jit => format!(
+            "kernel @{kernel}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
+             after {statements} loop iterations (runaway kernel?); --fuel {statements} \
+             loop iterations per warp"
+        ),
         LaunchError::Exec(ExecError::FuelExhausted { .. }) => format!(
             "{e}; --fuel {} statements per warp",
             plan.fuel.unwrap_or_default()
@@ -103,15 +132,20 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         }
         other => other.to_string(),
     })?;
-    tracing::info!(
-        statements = report.statements,
-        sms_used = report.sms_used(),
-        ?wall,
-        "launch finished"
-    );
+    if plan.backend.counts_statements() {
+        tracing::info!(
+            statements = report.statements,
+            sms_used = report.sms_used(),
+            ?wall,
+            "launch finished"
+        );
+    } else {
+        tracing::info!(sms_used = report.sms_used(), ?wall, "launch finished");
+    }
     Ok(RunOutcome {
         report,
         sm_count,
         wall,
+        compile_time,
     })
 }

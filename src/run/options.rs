@@ -7,21 +7,39 @@ use crate::values::{self, parse_format};
 use clap::Parser;
 use std::time::Duration;
 use warpjit_ir::NumFormat;
+use warpjit_jit::Target;
 
 /// Which engine executes the kernel's workgroups on the runtime's SMs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
-    /// The reference interpreter (lane by lane, the semantics oracle) on the
-    /// multithreaded runtime.
+    /// Machine code from the JIT (LLVM), one 32-wide SIMD stream per warp.
     #[default]
+    Jit,
+    /// The reference interpreter (lane by lane, the semantics oracle).
     Interp,
 }
 
 impl Backend {
     pub fn name(self) -> &'static str {
         match self {
+            Backend::Jit => "jit",
             Backend::Interp => "interp",
         }
+    }
+
+    /// Whether launch reports count executed statements.
+    pub fn counts_statements(self) -> bool {
+        self == Backend::Interp
+    }
+}
+
+/// The JIT's instruction set: `native`, `avx2` or `sse4.2`.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    match s {
+        "native" => Ok(Target::Native),
+        "avx2" => Ok(Target::Avx2),
+        "sse4.2" | "sse42" => Ok(Target::Sse42),
+        _ => Err("expected native, avx2 or sse4.2".into()),
     }
 }
 
@@ -55,16 +73,28 @@ pub struct RunOptions {
     /// Image size for .pgm outputs.
     #[arg(long, value_name = "WxH", value_parser = ImageSize::parse)]
     pub image: Option<ImageSize>,
-    /// Execution engine of each workgroup.
+    /// Execution engine of each workgroup (default jit).
     #[arg(long, value_enum, value_name = "BACKEND")]
     pub backend: Option<Backend>,
+    /// JIT optimisation level (default 2).
+    #[arg(
+        short = 'O',
+        long = "opt-level",
+        value_name = "0-3",
+        value_parser = clap::value_parser!(u8).range(0..=3)
+    )]
+    pub opt_level: Option<u8>,
+    /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
+    #[arg(long, value_name = "TARGET", value_parser = parse_target)]
+    pub target: Option<Target>,
     /// Simulated SMs, one thread each (default: one per core; at most 1024).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub sms: Option<u32>,
     /// Warp slots per SM; a workgroup may not have more warps (default 64).
     #[arg(long = "warps-per-sm", value_name = "N", allow_negative_numbers = true)]
     pub warps_per_sm: Option<u32>,
-    /// Statements each warp may execute before the run is stopped.
+    /// Fuel of each warp: statements (interp) or loop iterations (jit) it
+    /// may execute before the run is stopped.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub fuel: Option<u64>,
     /// Stop the run after this many seconds of wall time (default 60; 0: never).
@@ -82,6 +112,8 @@ impl RunOptions {
         self.workgroup = later.workgroup.or(self.workgroup);
         self.image = later.image.or(self.image);
         self.backend = later.backend.or(self.backend);
+        self.opt_level = later.opt_level.or(self.opt_level);
+        self.target = later.target.or(self.target);
         self.sms = later.sms.or(self.sms);
         self.warps_per_sm = later.warps_per_sm.or(self.warps_per_sm);
         self.fuel = later.fuel.or(self.fuel);

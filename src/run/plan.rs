@@ -7,6 +7,7 @@ use super::Backend;
 use std::path::PathBuf;
 use std::time::Duration;
 use warpjit_ir::{FuncId, FuncKind, Module, NumFormat};
+use warpjit_jit::JitOptions;
 use warpjit_runtime::MAX_SM_COUNT;
 
 /// A run, fully resolved.
@@ -23,6 +24,8 @@ pub struct RunPlan {
     pub prints: Vec<PrintPlan>,
     pub outputs: Vec<OutputPlan>,
     pub backend: Backend,
+    /// How the JIT compiles (used when the backend is the JIT).
+    pub jit: JitOptions,
     pub sm_count: Option<u32>,
     pub warps_per_sm: Option<u32>,
     pub fuel: Option<u64>,
@@ -100,6 +103,10 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
         prints,
         outputs,
         backend: options.backend.unwrap_or_default(),
+        jit: JitOptions {
+            opt_level: options.opt_level.unwrap_or(JitOptions::default().opt_level),
+            target: options.target.unwrap_or_default(),
+        },
         sm_count: options.sms,
         warps_per_sm: options.warps_per_sm,
         fuel: options.fuel,

@@ -12,15 +12,6 @@ use warpjit_ir::{BinaryOp, Builtin, CmpOp, Dim, Inst, Op, Type, UnaryOp};
 
 type V<'ctx> = VectorValue<'ctx>;
 
-/// Why `op` cannot be lowered yet, if it cannot.
-pub fn unsupported(op: &Op) -> Option<String> {
-    let what = match op {
-        Op::Barrier => "`barrier` (barriers need the runtime's warp scheduling)",
-        _ => return None,
-    };
-    Some(what.to_string())
-}
-
 pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let arg = |n: usize| -> Result<V<'ctx>, JitError> {
@@ -94,7 +85,12 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             e.store_field(fl.ctxp, offsets::HELPER_MASK, new.into(), 4)?;
             Ok(vec![])
         }
-        Op::MemBar => Ok(vec![]),
+        // Other SMs see global memory: a sequentially consistent fence, as
+        // the runtime's interpreter gives `membar`.
+        Op::MemBar => {
+            e.b.build_fence(inkwell::AtomicOrdering::SequentiallyConsistent, false, "")?;
+            Ok(vec![])
+        }
         Op::Atom { mem, op, format } => {
             let v2 = if i.args.len() > 2 {
                 Some(arg(2)?)
@@ -183,9 +179,10 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             )?;
             Ok(vec![])
         }
-        other => Err(JitError::Unsupported(
-            unsupported(other).unwrap_or_else(|| format!("{other:?}")),
-        )),
+        // Calls and barriers are statements of the function lowering.
+        other => Err(JitError::Internal(format!(
+            "{other:?} reached the instruction lowering"
+        ))),
     }
 }
 

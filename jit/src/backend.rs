@@ -1,0 +1,248 @@
+//! The JIT as a backend of the multithreaded runtime: kernels compiled once
+//! by [`Backend::prepare`], workgroups run on the SM threads over the
+//! runtime's atomic global memory.
+
+use crate::abi::{KernelFn, MemSpan};
+use crate::run::faults_of;
+use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
+use crate::{compile, CompiledModule, JitOptions};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use warpjit_ir::interp::{ExecError, FaultReport};
+use warpjit_ir::{FuncId, VerifiedModule};
+use warpjit_runtime::{Backend, PreparedCode, SmMemory, Workgroup, WorkgroupReport};
+
+/// Runs kernels as machine code: `prepare` compiles the module with the
+/// backend's options on the calling thread; each SM thread then runs its
+/// workgroups' warps itself, switching at barriers (see `sched.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JitBackend {
+    options: JitOptions,
+}
+
+impl JitBackend {
+    pub fn new(options: JitOptions) -> JitBackend {
+        JitBackend { options }
+    }
+
+    pub fn options(&self) -> JitOptions {
+        self.options
+    }
+}
+
+/// One compiled kernel as the SM threads share it: its entry point, how to
+/// schedule its warps, and the compiled module that owns the machine code.
+pub struct JitKernel {
+    entry: KernelFn,
+    plan: KernelPlan,
+    compile_time: Duration,
+    // Kept alive (never used) so `entry` stays valid; dropped last.
+    _code: CompiledModule,
+}
+
+// SAFETY: `CompiledModule` is not Send/Sync only because it owns an LLVM
+// context. A `JitKernel` never touches that context after `compile`
+// returned: SM threads only call `entry`, whose machine code is immutable
+// and reentrant (all per-warp state lives in the caller's `WarpContext`),
+// and the context is disposed by whichever thread drops the last
+// reference, when no other thread can use it.
+unsafe impl Send for JitKernel {}
+unsafe impl Sync for JitKernel {}
+
+impl JitKernel {
+    /// How long compiling the module took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile_time
+    }
+}
+
+impl std::fmt::Debug for JitKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JitKernel")
+            .field("plan", &self.plan)
+            .field("compile_time", &self.compile_time)
+            .finish()
+    }
+}
+
+thread_local! {
+    /// Shared memory of one SM thread, reused from workgroup to workgroup:
+    /// each declaration gets its size rounded up to 8 bytes, in `u64` words
+    /// so every span is 8-byte aligned.
+    static SHARED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Backend for JitBackend {
+    fn name(&self) -> &str {
+        "jit"
+    }
+
+    fn prepare(
+        &self,
+        module: &Arc<VerifiedModule>,
+        kernel: FuncId,
+    ) -> Result<PreparedCode, String> {
+        let started = Instant::now();
+        let code = compile(module, &self.options).map_err(|e| e.to_string())?;
+        let compile_time = started.elapsed();
+        let entry = code
+            .entry_point(kernel)
+            .ok_or_else(|| format!("function {} is not a compiled kernel", kernel.0))?;
+        let plan = KernelPlan::of(module, kernel);
+        if plan.stack_bytes as u64 > sched::MAX_STACK {
+            return Err(format!(
+                "kernel @{} may need {} MiB of stack per warp; the JIT allows {} MiB",
+                module.function(kernel).name,
+                plan.stack_bytes >> 20,
+                sched::MAX_STACK >> 20
+            ));
+        }
+        Ok(Arc::new(JitKernel {
+            entry,
+            plan,
+            compile_time,
+            _code: code,
+        }))
+    }
+
+    fn run_workgroup(
+        &self,
+        work: &Workgroup<'_>,
+        memory: &mut SmMemory<'_>,
+    ) -> Result<WorkgroupReport, ExecError> {
+        let code = work
+            .kernel
+            .code()
+            .downcast_ref::<JitKernel>()
+            .ok_or_else(|| {
+                ExecError::InvalidLaunch(format!(
+                    "kernel @{} was prepared by the {} backend, not by the JIT",
+                    work.kernel.name(),
+                    work.kernel.backend()
+                ))
+            })?;
+        let module = work.kernel.module();
+        let cfg = work.config;
+        let warps = cfg.warps_per_workgroup();
+        let slot = work.placement.first_warp_slot;
+        if u64::from(slot) + warps > u64::from(cfg.warps_per_sm) {
+            return Err(ExecError::InvalidLaunch(format!(
+                "{warps} warps from slot {slot} do not fit in {} warp slots",
+                cfg.warps_per_sm
+            )));
+        }
+        let buffers = global_spans(module, memory)?;
+        SHARED.with(|arena| {
+            let mut arena = arena.borrow_mut();
+            let shared = shared_spans(module, &mut arena)?;
+            let frame = WorkgroupFrame {
+                params: work.params,
+                buffers: &buffers,
+                shared: &shared,
+                config: cfg,
+                workgroup_id: work.placement.workgroup_id,
+                sm_id: work.placement.sm_id,
+                first_warp_slot: slot,
+                cancel: work.cancel.flag(),
+            };
+            let mut contexts = sched::warp_contexts(&frame);
+            // SAFETY: `code` keeps the machine code alive; the spans point
+            // at the launch's buffers (kept alive by the runtime for the
+            // whole launch) and at this thread's arena, which is not
+            // touched until the call returns.
+            let outcome = unsafe {
+                sched::run_warps(code.entry, &code.plan, &mut contexts, work.cancel.flag())
+            };
+            let kernel_name = work.kernel.name();
+            let mut faults = FaultReport::default();
+            for ctx in &contexts {
+                faults.merge(&faults_of(ctx, module, kernel_name, frame.workgroup_id));
+            }
+            match outcome {
+                Ok(()) => Ok(WorkgroupReport {
+                    faults,
+                    statements: 0,
+                }),
+                Err(Stop::OutOfFuel { warp }) => Err(ExecError::FuelExhausted {
+                    kernel: kernel_name.to_string(),
+                    workgroup: frame.workgroup_id,
+                    warp,
+                    statements: cfg.fuel.unwrap_or(u64::MAX),
+                }),
+                Err(Stop::Cancelled) => Err(ExecError::Cancelled),
+                Err(Stop::NoStack(why)) => Err(ExecError::OutOfMemory {
+                    what: format!("warp stacks ({why})"),
+                    bytes: code.plan.stack_bytes as u64 * warps,
+                }),
+            }
+        })
+    }
+}
+
+/// The launch's buffers as byte spans over the runtime's atomic words.
+///
+/// Byte `i` of a buffer is byte `i % 8` of word `i / 8` in little-endian
+/// order, which on a little-endian host is plain byte addressing of the
+/// words' memory. Compiled code accesses it with LLVM loads, stores and
+/// atomic instructions; Rust only ever accesses it as `AtomicU64`, so a
+/// kernel's racing stores are never undefined behaviour of the Rust
+/// program (see the runtime's README).
+fn global_spans(module: &VerifiedModule, memory: &SmMemory<'_>) -> Result<Vec<MemSpan>, ExecError> {
+    if cfg!(target_endian = "big") {
+        return Err(ExecError::InvalidLaunch(
+            "the JIT backend needs a little-endian host".into(),
+        ));
+    }
+    (0..module.buffers.len() as u32)
+        .map(|index| {
+            let (words, len) = memory.words(index).ok_or_else(|| {
+                ExecError::InvalidLaunch(format!(
+                    "the module declares {} buffers but buffer {index} is not bound",
+                    module.buffers.len()
+                ))
+            })?;
+            Ok(MemSpan {
+                // Atomics allow mutation through a shared reference, so
+                // the compiled code may write through this pointer.
+                ptr: words.as_ptr().cast::<u8>().cast_mut(),
+                len,
+            })
+        })
+        .collect()
+}
+
+/// Zeroed shared memory for one workgroup in `arena`, one span per
+/// declaration, as the interpreter gives every workgroup fresh zeros.
+fn shared_spans(module: &VerifiedModule, arena: &mut Vec<u64>) -> Result<Vec<MemSpan>, ExecError> {
+    let words: Vec<usize> = module
+        .shared
+        .iter()
+        .map(|decl| (decl.size as usize).div_ceil(8))
+        .collect();
+    let total: usize = words.iter().sum();
+    arena.clear();
+    arena
+        .try_reserve_exact(total)
+        .map_err(|_| ExecError::OutOfMemory {
+            what: "shared memory".into(),
+            bytes: total as u64 * 8,
+        })?;
+    arena.resize(total, 0);
+    let base = arena.as_mut_ptr();
+    let mut at = 0usize;
+    Ok(module
+        .shared
+        .iter()
+        .zip(words)
+        .map(|(decl, n)| {
+            // SAFETY: `at + n <= total`, the arena's length.
+            let ptr = unsafe { base.add(at) }.cast::<u8>();
+            at += n;
+            MemSpan {
+                ptr,
+                len: u64::from(decl.size),
+            }
+        })
+        .collect())
+}

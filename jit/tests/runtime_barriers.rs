@@ -1,0 +1,188 @@
+//! Barriers in compiled code on the runtime: a tree reduction in shared
+//! memory for every workgroup size from 1 to 1024, and barriers inside
+//! loops, ifs and called functions, each compared with the interpreter.
+
+mod support;
+use support::*;
+use warpjit_runtime::Buffer;
+
+/// Sums each workgroup's slice of `@values` into `@sums[workgroup]`: every
+/// invocation puts its value in `@partial`, then strides 512, 256, ..., 1
+/// fold the upper half onto the lower one, a barrier after each fold.
+const TREE_SUM: &str = "
+buffer @values[0]: u32
+buffer @sums[1]: u32
+shared @partial[4096]
+kernel @main {
+  var $stride: i32
+  %local = local_index
+  %size = workgroup_size.x
+  %gid = global_id.x
+  %gaddr = shl %gid, 2
+  %value = load.u32 @values, %gaddr
+  %laddr = shl %local, 2
+  store.u32 @partial, %laddr, %value
+  barrier
+  $stride = mov 512
+  loop {
+    %done = cmp.eq $stride, 0
+    if %done {
+      break
+    }
+    %partner = add %local, $stride
+    %partner_exists = cmp.lt.u %partner, %size
+    %lower_half = cmp.lt.u %local, $stride
+    %folds = and %partner_exists, %lower_half
+    if %folds {
+      %paddr = shl %partner, 2
+      %mine = load.u32 @partial, %laddr
+      %theirs = load.u32 @partial, %paddr
+      %sum = add %mine, %theirs
+      store.u32 @partial, %laddr, %sum
+    }
+    barrier
+    $stride = shr.u $stride, 1
+  }
+  %leader = cmp.eq %local, 0
+  if %leader {
+    %total = load.u32 @partial, 0
+    %wg = workgroup_id.x
+    %saddr = shl %wg, 2
+    store.u32 @sums, %saddr, %total
+  }
+}";
+
+#[test]
+fn tree_reduction_is_right_for_every_workgroup_size_from_1_to_1024() {
+    const GROUPS: u32 = 3;
+    // 32 warp slots: exactly enough for 1024 invocations.
+    let runtime = runtime_on(jit(), 2, 32);
+    let kernel = kernel(&runtime, TREE_SUM);
+    let value = |gid: u32| gid.wrapping_mul(2_654_435_761).rotate_left(7);
+    let values: Vec<u32> = (0..GROUPS * 1024).map(value).collect();
+    for size in 1..=1024u32 {
+        let mut buffers = vec![
+            u32s(&values[..(GROUPS * size) as usize]),
+            zeros_u32(GROUPS as u64),
+        ];
+        let report = run(
+            &runtime,
+            &kernel,
+            [GROUPS, 1, 1],
+            [size, 1, 1],
+            &[],
+            &mut buffers,
+        );
+        assert!(report.faults.is_empty(), "size {size}: {}", report.faults);
+        let expected: Vec<u32> = (0..GROUPS)
+            .map(|g| {
+                (g * size..(g + 1) * size)
+                    .map(value)
+                    .fold(0u32, u32::wrapping_add)
+            })
+            .collect();
+        assert_eq!(
+            buffers[1].to_vec::<u32>(),
+            expected,
+            "workgroup size {size}"
+        );
+    }
+}
+
+/// Barriers under a loop whose trip count differs per warp, under an `if`
+/// that only some warps enter, and inside a called function (called from a
+/// loop), with warps exchanging values through shared memory between them.
+/// Warps that have returned early must not hold the others up.
+const NESTED: &str = "
+buffer @out[0]: u32
+shared @board[4096]
+func @publish(%slot: i32, %value: i32) -> i32 {
+  %addr = shl %slot, 2
+  store.u32 @board, %addr, %value
+  barrier
+  %size = workgroup_size.x
+  %next = add %slot, 1
+  %wrapped = rem.u %next, %size
+  %naddr = shl %wrapped, 2
+  %read = load.u32 @board, %naddr
+  barrier
+  return %read
+}
+kernel @main {
+  var $acc: i32
+  var $round: i32
+  var $i: i32
+  %local = local_index
+  %warp = warp_id
+  %gid = global_id.x
+  $acc = mov %gid
+  loop {
+    %stop = cmp.ge.u $round, 3
+    if %stop {
+      break
+    }
+    %got = call @publish(%local, $acc)
+    $acc = add $acc, %got
+    $round = add $round, 1
+  }
+  %odd = and %warp, 1
+  %is_odd = cmp.ne %odd, 0
+  if %is_odd {
+    %lane = lane_id
+    %early = cmp.lt.u %lane, 3
+    if %early {
+      return
+    }
+  }
+  %two = cmp.lt.u %warp, 2
+  if %two {
+    loop {
+      %enough = cmp.ge.u $i, %warp
+      if %enough {
+        break
+      }
+      barrier
+      $i = add $i, 1
+    }
+  }
+  %oaddr = shl %gid, 2
+  store.u32 @out, %oaddr, $acc
+}";
+
+#[test]
+fn barriers_in_loops_ifs_and_calls_match_the_interpreter() {
+    let sources = [NESTED, TREE_SUM];
+    for source in sources {
+        let mut results = Vec::new();
+        for backend in backends() {
+            let name = backend.name().to_string();
+            let runtime = runtime_on(backend, 2, 32);
+            let kernel = kernel(&runtime, source);
+            let mut per_size = Vec::new();
+            for size in [1u32, 31, 32, 33, 64, 100, 257, 1024] {
+                let values: Vec<u32> = (0..4 * size).map(|i| i * 7 + 1).collect();
+                let mut buffers: Vec<Buffer> = if source == TREE_SUM {
+                    vec![u32s(&values), zeros_u32(4)]
+                } else {
+                    vec![zeros_u32(4 * u64::from(size))]
+                };
+                let report = run(
+                    &runtime,
+                    &kernel,
+                    [4, 1, 1],
+                    [size, 1, 1],
+                    &[],
+                    &mut buffers,
+                );
+                per_size.push((
+                    report.faults,
+                    buffers.iter().map(Buffer::to_bytes).collect::<Vec<_>>(),
+                ));
+            }
+            results.push((name, per_size));
+        }
+        let (jit_name, jit) = &results[0];
+        let (interp_name, interp) = &results[1];
+        assert_eq!(jit, interp, "{jit_name} vs {interp_name}");
+    }
+}

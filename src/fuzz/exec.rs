@@ -241,7 +241,7 @@ fn run_unguarded(
             let jit = engine == Engine::RuntimeJit;
             let prepared = match prepare(ws, module, kernel, machine, jit) {
                 Ok(k) => k,
-                Err(result) => return result,
+                Err(e) => return preparation_failure(e),
             };
             let runtime = match ws.runtime(machine, jit) {
                 Ok(rt) => rt,
@@ -284,7 +284,7 @@ fn prepare(
     kernel: FuncId,
     machine: Machine,
     jit: bool,
-) -> Result<Kernel, RunResult> {
+) -> Result<Kernel, String> {
     let prepare_on = |ws: &mut Workspace| -> Result<Kernel, String> {
         let runtime = ws.runtime(machine, jit)?;
         runtime
@@ -302,15 +302,18 @@ fn prepare(
     } else {
         prepare_on(ws)
     };
-    result.map_err(|e| {
-        if e.contains("not supported by the JIT") {
-            RunResult::Unsupported(e)
-        } else if e.contains("panicked") {
-            RunResult::Crashed(e)
-        } else {
-            RunResult::CompileError(e)
-        }
-    })
+    result
+}
+
+/// What a failed preparation means for the comparison.
+fn preparation_failure(e: String) -> RunResult {
+    if e.contains("not supported by the JIT") {
+        RunResult::Unsupported(e)
+    } else if e.contains("panicked") {
+        RunResult::Crashed(e)
+    } else {
+        RunResult::CompileError(e)
+    }
 }
 
 fn exec_error(e: ExecError) -> RunResult {

@@ -46,7 +46,7 @@ fn a_seeded_campaign_is_the_same_with_one_job_or_two() {
             ],
         );
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-        assert!(run.stdout.contains("3 cases"), "{}", run.stdout);
+        assert!(run.stdout.contains("2 cases"), "{}", run.stdout);
         assert!(run.stdout.contains("mismatches 0"), "{}", run.stdout);
         assert!(run.stderr.contains("seed 77"), "{}", run.stderr);
         run.stdout

@@ -18,8 +18,8 @@ use std::time::Duration;
 use warpjit_ir::interp::{self, LaunchConfig};
 use warpjit_ir::text::{parse, MAX_NESTING};
 use warpjit_ir::VerifiedModule;
-use warpjit_jit::{compile, launch, JitError, JitOptions};
-use warpjit_runtime::{Buffer, LaunchError, Runtime, RuntimeConfig};
+use warpjit_jit::{compile, launch, JitBackend, JitError, JitOptions};
+use warpjit_runtime::{Backend, Buffer, InterpreterBackend, LaunchError, Runtime, RuntimeConfig};
 
 const GOOD: &str = "buffer @out[0]: u32
 kernel @main workgroup(32) {
@@ -339,13 +339,25 @@ kernel @main workgroup(64) {
 }
 
 #[test]
-fn one_runtime_refuses_absurd_launches_stops_runaways_and_carries_on() {
-    let runtime = Runtime::new(RuntimeConfig {
-        sm_count: 2,
-        warps_per_sm: 8,
-        fuel: None,
-        watchdog: Some(Duration::from_millis(500)),
-    })
+fn one_interpreter_runtime_refuses_absurd_launches_stops_runaways_and_carries_on() {
+    runtime_carries_on(Arc::new(InterpreterBackend));
+}
+
+#[test]
+fn one_jit_runtime_refuses_absurd_launches_stops_runaways_and_carries_on() {
+    runtime_carries_on(Arc::new(JitBackend::new(JitOptions::default())));
+}
+
+fn runtime_carries_on(backend: Arc<dyn Backend>) {
+    let runtime = Runtime::with_backend(
+        RuntimeConfig {
+            sm_count: 2,
+            warps_per_sm: 8,
+            fuel: None,
+            watchdog: Some(Duration::from_millis(500)),
+        },
+        backend,
+    )
     .expect("runtime");
     let good = runtime
         .prepare(Arc::new(verified(GOOD)), "main")

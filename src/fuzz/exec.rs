@@ -124,6 +124,10 @@ impl Workspace {
     }
 
     fn runtime(&mut self, machine: Machine, jit: bool) -> Result<&Runtime, String> {
+        // Each runtime keeps its SM threads; a few configurations suffice.
+        if self.runtimes.len() >= MAX_RUNTIMES && !self.runtimes.contains_key(&(machine, jit)) {
+            self.runtimes.clear();
+        }
         match self.runtimes.entry((machine, jit)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
@@ -160,6 +164,9 @@ impl Workspace {
         &self.compiled.as_ref().expect("just set").1
     }
 }
+
+/// Runtimes a workspace keeps at once.
+const MAX_RUNTIMES: usize = 4;
 
 /// The machine an engine must use to give results comparable with the
 /// reference: a program that reads `sm_id` runs on one SM when the engine

@@ -159,6 +159,8 @@ fn worker(
             return;
         }
         let seed = case::case_seed(opts.seed, index);
+        // With -vv the last line before a fatal signal names the case.
+        tracing::debug!(case = index, seed = format_args!("{seed:#x}"), "fuzz case");
         let fuzz_case = match case::generate(seed) {
             Ok(c) => c,
             Err(e) => {

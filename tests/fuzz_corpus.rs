@@ -42,7 +42,7 @@ fn a_seeded_campaign_is_the_same_with_one_job_or_two() {
         let run = warpjit(
             &dir,
             &[
-                "fuzz", "--cases", "3", "--seed", "77", "--jobs", jobs, "--out", "found",
+                "fuzz", "--cases", "2", "--seed", "77", "--jobs", jobs, "--out", "found",
             ],
         );
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);

@@ -4,6 +4,7 @@
 //! parameter handling for launches, `//!` directives in `.warp` files, and
 //! the filetest runner the test suite uses.
 
+pub mod bench;
 pub mod buffers;
 pub mod cli;
 pub mod directives;

@@ -20,6 +20,8 @@ pub struct Emit<'ctx, 'a> {
     pub cx: &'ctx Context,
     pub module: &'a Module<'ctx>,
     pub b: Builder<'ctx>,
+    /// The target has AVX-512F: two-table permutes (`vpermi2d`) are available.
+    pub avx512: bool,
 }
 
 impl<'ctx> Emit<'ctx, '_> {
@@ -207,6 +209,26 @@ impl<'ctx> Emit<'ctx, '_> {
         Ok(v)
     }
 
+    /// [`Emit::load_field`] of something that stays the same while the
+    /// kernel runs (parameters, memory spans, IDs): marked
+    /// `!invariant.load`, so LLVM may hoist it out of loops past the
+    /// kernel's own stores to the context.
+    pub fn load_invariant(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+        ty: BasicTypeEnum<'ctx>,
+        align: u32,
+    ) -> Result<BasicValueEnum<'ctx>, JitError> {
+        let v = self.load_field(ptr, offset, ty, align)?;
+        if let Some(inst) = v.as_instruction_value() {
+            let kind = self.cx.get_kind_id("invariant.load");
+            inst.set_metadata(self.cx.metadata_node(&[]), kind)
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
+        }
+        Ok(v)
+    }
+
     pub fn store_field(
         &self,
         ptr: PointerValue<'ctx>,
@@ -220,6 +242,21 @@ impl<'ctx> Emit<'ctx, '_> {
             .map_err(|e| JitError::Llvm(e.to_string()))?;
         Ok(())
     }
+}
+
+/// Whether an LLVM feature string (as the engine builds it: the host's
+/// features, then overrides) leaves AVX-512F enabled; `-avx` disables
+/// everything above it.
+pub fn has_avx512(features: &str) -> bool {
+    let mut on = false;
+    for f in features.split(',') {
+        match f {
+            "+avx512f" => on = true,
+            "-avx512f" | "-avx" | "-avx2" | "-fma" | "-f16c" => on = false,
+            _ => {}
+        }
+    }
+    on
 }
 
 /// `<32 x elem>`.

@@ -37,6 +37,7 @@ pub fn lower_module<'ctx>(
         cx,
         module: llmod,
         b: cx.create_builder(),
+        avx512: crate::emit::has_avx512(features),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let attrs = [
@@ -85,6 +86,15 @@ pub fn lower_module<'ctx>(
         kernels.push((id, name));
     }
     Ok(kernels)
+}
+
+/// True when a block only moves lanes between masks (`break`, `continue`):
+/// running it with no active lanes changes nothing.
+fn only_mask_changes(block: &Block) -> bool {
+    block
+        .stmts
+        .iter()
+        .all(|s| matches!(s, Stmt::Break { .. } | Stmt::Continue { .. }))
 }
 
 pub(crate) struct FnLowering<'ctx, 'a> {
@@ -239,6 +249,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             } => {
                 let c = self.operand(cond)?;
                 let then_mask = self.mask.push_cond(e, c)?;
+                if else_body.stmts.is_empty() && only_mask_changes(then_body) {
+                    // `if c { break }` and the like only change masks, which
+                    // is a no-op with no lanes: no test, no branch.
+                    self.block(then_body)?;
+                    self.mask.pop_cond();
+                    return Ok(());
+                }
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
                 e.b.build_conditional_branch(e.any(then_mask)?, then_bb, else_test)?;
@@ -337,7 +354,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     /// One loop iteration's fuel. When none is left, or the launch's cancel
     /// flag is raised, every lane leaves the live mask: loops exit at their
-    /// next test and nothing more is written.
+    /// next test and nothing more is written. Stopping is rare, so it is
+    /// handled off the loop's straight path.
     fn spend_fuel(&mut self) -> Result<(), JitError> {
         let e = self.e;
         let b = &e.b;
@@ -346,25 +364,33 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             .into_int_value();
         let empty =
             b.build_int_compare(inkwell::IntPredicate::EQ, fuel, e.i64().const_zero(), "")?;
-        let left = b.build_int_sub(fuel, e.i64().const_int(1, false), "")?;
-        let left = b.build_select(empty, fuel, left, "")?;
-        e.store_field(self.ctxp, offsets::FUEL, left, 8)?;
         let stop = b.build_or(empty, self.cancel_raised()?, "")?;
-        let live = e
-            .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
-            .into_int_value();
-        let live = b
-            .build_select(stop, e.i32().const_zero(), live, "")?
-            .into_int_value();
-        e.store_field(self.ctxp, offsets::LIVE_MASK, live.into(), 4)?;
+        let spend_bb = self.new_block("fuel.spend");
+        let out_bb = self.new_block("fuel.out");
+        let done_bb = self.new_block("fuel.done");
+        b.build_conditional_branch(stop, out_bb, spend_bb)?;
+        b.position_at_end(spend_bb);
+        let left = b.build_int_sub(fuel, e.i64().const_int(1, false), "")?;
+        e.store_field(self.ctxp, offsets::FUEL, left.into(), 8)?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(out_bb);
+        e.store_field(
+            self.ctxp,
+            offsets::LIVE_MASK,
+            e.i32().const_zero().into(),
+            4,
+        )?;
+        // Out of fuel, or cancelled: only the former is the warp's fault.
         let flag = b.build_int_z_extend(empty, e.i32(), "")?;
         let old = e
             .load_field(self.ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?
             .into_int_value();
         let flag = b.build_or(old, flag, "")?;
         e.store_field(self.ctxp, offsets::OUT_OF_FUEL, flag.into(), 4)?;
-        let live = e.bits_to_mask(live)?;
-        self.mask.set_live(e, live)
+        self.mask.set_live(e, e.i1().vec_type(LANES).const_zero())?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(done_bb);
+        Ok(())
     }
 
     /// Whether the launch's cancel flag is raised: a relaxed atomic byte
@@ -414,7 +440,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             Operand::Param(p) => {
                 let ty = self.module.params[p.0 as usize].ty;
                 let params = e
-                    .load_field(
+                    .load_invariant(
                         self.ctxp,
                         offsets::PARAMS,
                         e.cx.ptr_type(Default::default()).into(),
@@ -422,7 +448,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     )?
                     .into_pointer_value();
                 let bits = e
-                    .load_field(params, 8 * u64::from(p.0), e.i64().into(), 8)?
+                    .load_invariant(params, 8 * u64::from(p.0), e.i64().into(), 8)?
                     .into_int_value();
                 let narrow = if ty.bits() == 64 {
                     bits

@@ -186,3 +186,58 @@ fn barriers_in_loops_ifs_and_calls_match_the_interpreter() {
         assert_eq!(jit, interp, "{jit_name} vs {interp_name}");
     }
 }
+
+/// The largest private arrays (16 KiB per lane) in a kernel and in the
+/// function it calls: their stack bound exceeds what the SM thread's own
+/// stack is trusted with, so the warps run on coroutine stacks even
+/// without a barrier, and with one.
+const BIG_PRIVATES: &str = "
+buffer @out[0]: u32
+func @fill(%seed: i32) -> i32 {
+  private @inner[16384]
+  var $i: i32
+  var $sum: i32
+  loop {
+    %done = cmp.ge.u $i, 4096
+    if %done {
+      break
+    }
+    %addr = shl $i, 2
+    %v = add %seed, $i
+    store.u32 @inner, %addr, %v
+    $i = add $i, 97
+  }
+  %last = load.u32 @inner, 16380
+  %first = load.u32 @inner, 0
+  $sum = add %last, %first
+  return $sum
+}
+kernel @main {
+  private @outer[16384]
+  %gid = global_id.x
+  store.u32 @outer, 16380, %gid
+  %got = call @fill(%gid)
+  BARRIER
+  %mine = load.u32 @outer, 16380
+  %total = add %got, %mine
+  %oaddr = shl %gid, 2
+  store.u32 @out, %oaddr, %total
+}";
+
+#[test]
+fn kernels_with_the_largest_private_arrays_run_on_warp_stacks() {
+    for barrier in ["barrier", ""] {
+        let source = BIG_PRIVATES.replace("BARRIER", barrier);
+        let mut results = Vec::new();
+        for backend in backends() {
+            let runtime = runtime_on(backend, 2, 8);
+            let kernel = kernel(&runtime, &source);
+            let mut buffers = vec![zeros_u32(3 * 70)];
+            let report = run(&runtime, &kernel, [3, 1, 1], [70, 1, 1], &[], &mut buffers);
+            assert!(report.faults.is_empty(), "{}", report.faults);
+            results.push(buffers[0].to_vec::<u32>());
+        }
+        assert_eq!(results[0], results[1], "barrier: {barrier:?}");
+        assert!(results[0].iter().any(|&v| v != 0));
+    }
+}

@@ -1,4 +1,4 @@
-//! The `warpjit` command line: `check`, `fmt`, `run` and `dump`.
+//! The `warpjit` command line: `check`, `fmt`, `run`, `dump` and `bench`.
 //!
 //! Every failure ends in a non-zero exit and one `error:` line on stderr
 //! (diagnostics in program text add their caret rendering above it).
@@ -25,6 +25,7 @@ fn write_all(stream: &mut dyn std::io::Write, text: &str) {
         .and_then(|()| stream.flush());
 }
 
+mod bench;
 mod check;
 mod dump;
 mod fmt;
@@ -67,6 +68,8 @@ enum Command {
     Fuzz(fuzz::FuzzArgs),
     /// Re-run a fuzz reproducer directory on every engine.
     Replay(replay::ReplayArgs),
+    /// Run the benchmark suite and print times, throughput and speedups.
+    Bench(bench::BenchArgs),
 }
 
 /// Exit status of a command that failed because of its input.
@@ -105,6 +108,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Dump(args) => dump::dump(&args),
         Command::Fuzz(args) => fuzz::fuzz(&args),
         Command::Replay(args) => replay::replay(&args),
+        Command::Bench(args) => bench::bench(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

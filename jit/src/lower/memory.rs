@@ -15,7 +15,7 @@ use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::AsValueRef;
-use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::values::{BasicValue, IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use warpjit_ir::{AtomOp, MemFormat, MemRef, NumFormat, Round, Type};
@@ -59,14 +59,14 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
         }
     };
     let spans = e
-        .load_field(fl.ctxp, table, ptr_t.into(), 8)?
+        .load_invariant(fl.ctxp, table, ptr_t.into(), 8)?
         .into_pointer_value();
     let at = u64::from(index) * offsets::SPAN_SIZE;
     let base = e
-        .load_field(spans, at, ptr_t.into(), 8)?
+        .load_invariant(spans, at, ptr_t.into(), 8)?
         .into_pointer_value();
     let len = e
-        .load_field(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+        .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
         .into_int_value();
     Ok((base, len, space, index, 0))
 }
@@ -123,6 +123,31 @@ fn count_faults<'ctx>(
 ) -> Result<(), JitError> {
     let e = fl.e;
     let bits = e.mask_to_bits(outside)?;
+    // Faults are rare: record them off the straight path, so an access in
+    // bounds costs one test of the bit set.
+    let any =
+        e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let record_bb = e.cx.append_basic_block(fl.func, "fault.record");
+    let done_bb = e.cx.append_basic_block(fl.func, "fault.done");
+    e.b.build_conditional_branch(any, record_bb, done_bb)?;
+    e.b.position_at_end(record_bb);
+    record_faults(fl, bits, addr64, kind, space, index)?;
+    e.b.build_unconditional_branch(done_bb)?;
+    e.b.position_at_end(done_bb);
+    Ok(())
+}
+
+/// Adds the lanes of `bits` to the fault count and records the first fault
+/// of the warp if none is recorded yet.
+fn record_faults<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    bits: IntValue<'ctx>,
+    addr64: V<'ctx>,
+    kind: u32,
+    space: u32,
+    index: u32,
+) -> Result<(), JitError> {
+    let e = fl.e;
     let count: IntValue = e
         .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
         .into_int_value();
@@ -300,13 +325,13 @@ fn contiguous<'ctx>(
 fn contiguous_or_gather<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
-    size: u32,
+    format: MemFormat,
     vt: VectorType<'ctx>,
     align: IntValue<'ctx>,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let (ptr, all) = contiguous(fl, a, size)?;
+    let (ptr, all) = contiguous(fl, a, format.elem.bytes())?;
     let vector_bb = e.cx.append_basic_block(fl.func, "load.vector");
     let gather_bb = e.cx.append_basic_block(fl.func, "load.gather");
     let join = e.cx.append_basic_block(fl.func, "load.done");
@@ -367,6 +392,278 @@ fn contiguous_or_scatter<'ctx>(
     Ok(())
 }
 
+/// Every component of the access for each lane, through gathers.
+fn vector_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+    align: IntValue<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let elem = u64::from(format.elem.bytes());
+    (0..u64::from(format.count))
+        .map(|i| gather(fl, a, i * elem, vt, align))
+        .collect()
+}
+
+/// The raw components of a load, lane by lane: a masked vector load when
+/// the lanes' elements are consecutive (single components), else gathers.
+fn lanes_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
+    let vt = elem_vec(fl, format.elem);
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    if format.count == 1 && a.lane_stride == 0 {
+        Ok(vec![contiguous_or_gather(fl, &a, format, vt, align)?])
+    } else {
+        vector_load(fl, &a, format, vt, align)
+    }
+}
+
+/// What the active lanes' addresses look like, tested at run time on the
+/// addresses as given (before any per-lane 64-bit offsets are built).
+struct AddressShape<'ctx> {
+    /// Active lanes as a bit set, and the first one's address (zero-extended).
+    bits: IntValue<'ctx>,
+    at: IntValue<'ctx>,
+    /// Some lane is active and all active lanes give `at`.
+    uniform: IntValue<'ctx>,
+    /// Some lane is active, lane `l` gives `at + (l - first) * size`, `at`
+    /// is a multiple of `size` and the whole run is inside the memory.
+    run_inside: IntValue<'ctx>,
+    /// Where lane 0's element of the run is (may lie before the memory).
+    run_start: PointerValue<'ctx>,
+}
+
+fn address_shape<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<AddressShape<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let w = addr_ty.bits();
+    let bits = e.mask_to_bits(m)?;
+    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let lane_of = |leading: bool| -> Result<IntValue<'ctx>, JitError> {
+        let name = if leading { "llvm.ctlz" } else { "llvm.cttz" };
+        let n: IntValue = e
+            .call_intrinsic(
+                name,
+                &[e.i32().into()],
+                &[bits.into(), e.i1().const_zero().into()],
+            )?
+            .into_int_value();
+        let n = if leading {
+            b.build_int_sub(e.i32().const_int(31, false), n, "")?
+        } else {
+            n
+        };
+        Ok(b.build_and(n, e.i32().const_int(31, false), "")?)
+    };
+    let first = lane_of(false)?;
+    let last = lane_of(true)?;
+    let at_w = b.build_extract_element(addr, first, "")?.into_int_value();
+    let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
+    let all_active = |v: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        let same = b.build_int_compare(IntPredicate::EQ, v, addr, "")?;
+        let differ = b.build_and(m, b.build_not(same, "")?, "")?;
+        let none = b.build_int_compare(
+            IntPredicate::EQ,
+            e.mask_to_bits(differ)?,
+            e.i32().const_zero(),
+            "",
+        )?;
+        Ok(b.build_and(none, some, "")?)
+    };
+    let uniform = all_active(e.splat(at_w.into())?)?;
+    // Lane l's expected address, modulo 2^w: at + (l - first) * size.
+    let lanes = e.lanes_const(w, |l| u64::from(l) * u64::from(size));
+    let first_w = b.build_int_z_extend_or_bit_cast(first, e.int_t(w), "")?;
+    let sz_w = e.int_t(w).const_int(u64::from(size), false);
+    let lane0_w = b.build_int_sub(at_w, b.build_int_mul(first_w, sz_w, "")?, "")?;
+    let consecutive = all_active(b.build_int_add(e.splat(lane0_w.into())?, lanes, "")?)?;
+    // In 64 bits: the run does not wrap (so every lane's address is the
+    // expected one), starts aligned and ends inside the memory.
+    let wide = |x: IntValue<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        Ok(if w == 64 {
+            x
+        } else {
+            b.build_int_z_extend(x, e.i64(), "")?
+        })
+    };
+    let at = wide(at_w)?;
+    let at_last = wide(last_w)?;
+    let span_lanes = b.build_int_sub(last, first, "")?;
+    let span_bytes = b.build_int_mul(
+        b.build_int_z_extend(span_lanes, e.i64(), "")?,
+        e.i64().const_int(u64::from(size), false),
+        "",
+    )?;
+    let no_wrap = b.build_int_compare(
+        IntPredicate::EQ,
+        b.build_int_add(at, span_bytes, "")?,
+        at_last,
+        "",
+    )?;
+    let no_wrap = b.build_and(
+        no_wrap,
+        b.build_int_compare(IntPredicate::ULE, at, at_last, "")?,
+        "",
+    )?;
+    let misalign = b.build_and(at, e.i64().const_int(u64::from(size) - 1, false), "")?;
+    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
+    let (base, len, ..) = span(fl, mem)?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let end_ok = b.build_int_compare(
+        IntPredicate::ULE,
+        at_last,
+        b.build_int_sub(len, size64, "")?,
+        "",
+    )?;
+    let mut run_inside = b.build_and(consecutive, no_wrap, "")?;
+    for c in [aligned, fits, end_ok] {
+        run_inside = b.build_and(run_inside, c, "")?;
+    }
+    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+    let lane0 = b.build_int_sub(at, b.build_int_mul(first64, size64, "")?, "")?;
+    let base_int = b.build_ptr_to_int(base, e.i64(), "")?;
+    let run_start = b.build_int_to_ptr(
+        b.build_int_add(base_int, lane0, "")?,
+        e.cx.ptr_type(Default::default()),
+        "",
+    )?;
+    Ok(AddressShape {
+        bits,
+        at,
+        uniform,
+        run_inside,
+        run_start,
+    })
+}
+
+/// Loads by the shape of the addresses: when all active lanes give one
+/// address, the access is checked and done once in scalar code and
+/// broadcast to the active lanes (0 elsewhere, as a gather gives); when
+/// they read one run of consecutive elements inside the memory, one masked
+/// vector load; otherwise [`lanes_load`]. Faults are the same: with one
+/// address all active lanes are out of bounds or none, and the first of
+/// them is the first fault.
+fn shaped_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
+    let vt = elem_vec(fl, format.elem);
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let uniform_bb = e.cx.append_basic_block(fl.func, "load.uniform");
+    let inside_bb = e.cx.append_basic_block(fl.func, "load.uniform.inside");
+    let outside_bb = e.cx.append_basic_block(fl.func, "load.uniform.outside");
+    let not_uniform_bb = e.cx.append_basic_block(fl.func, "load.not.uniform");
+    let run_bb = e.cx.append_basic_block(fl.func, "load.run");
+    let lanes_bb = e.cx.append_basic_block(fl.func, "load.lanes");
+    let join = e.cx.append_basic_block(fl.func, "load.joined");
+    b.build_conditional_branch(shape.uniform, uniform_bb, not_uniform_bb)?;
+
+    b.position_at_end(uniform_bb);
+    let (base, len, space, index, _) = span(fl, mem)?;
+    let size = u64::from(format.bytes());
+    let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
+    let size64 = e.i64().const_int(size, false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let inside = b.build_and(fits, below, "")?;
+    b.build_conditional_branch(inside, inside_bb, outside_bb)?;
+
+    b.position_at_end(outside_bb);
+    let at_lanes = e.splat(shape.at.into())?;
+    record_faults(fl, shape.bits, at_lanes, abi::FAULT_LOAD, space, index)?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(inside_bb);
+    let elem_t = vt.get_element_type();
+    let elem_bytes = u64::from(format.elem.bytes());
+    let mut scalars = Vec::new();
+    for i in 0..u64::from(format.count) {
+        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): checked above, the component is in bounds.
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
+        let x = b.build_load(elem_t, ptr, "")?;
+        if let Some(inst) = x.as_instruction_value() {
+            inst.set_alignment(format.elem.bytes())
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+        }
+        let splat = e.splat(x)?;
+        scalars.push(
+            b.build_select(m, splat, vt.const_zero(), "")?
+                .into_vector_value(),
+        );
+    }
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(not_uniform_bb);
+    let run = format.count == 1;
+    if run {
+        b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
+    } else {
+        b.build_unconditional_branch(lanes_bb)?;
+    }
+    b.position_at_end(run_bb);
+    let run_value = if run {
+        let ptr = shape.run_start;
+        let v = e
+            .call_intrinsic(
+                "llvm.masked.load",
+                &[vt.into(), ptr.get_type().into()],
+                &[ptr.into(), align.into(), m.into(), vt.const_zero().into()],
+            )?
+            .into_vector_value();
+        b.build_unconditional_branch(join)?;
+        Some(v)
+    } else {
+        b.build_unreachable()?;
+        None
+    };
+
+    b.position_at_end(lanes_bb);
+    let lanes = lanes_load(fl, mem, format, addr, addr_ty, m)?;
+    let lanes_end = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let zero = vt.const_zero();
+    let mut out = Vec::new();
+    for (u, v) in scalars.iter().zip(&lanes) {
+        let phi = b.build_phi(vt, "")?;
+        phi.add_incoming(&[(u, inside_bb), (&zero, outside_bb), (v, lanes_end)]);
+        if let Some(r) = run_value {
+            phi.add_incoming(&[(&r, run_bb)]);
+        }
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
 pub fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -376,16 +673,13 @@ pub fn load<'ctx>(
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let m = fl.mask.current(e)?;
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
-    let vt = elem_vec(fl, format.elem);
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let raws = if matches!(mem, MemRef::Private(_)) {
+        lanes_load(fl, mem, format, addr, addr_ty, m)?
+    } else {
+        shaped_load(fl, mem, format, addr, addr_ty, m)?
+    };
     let mut out = Vec::new();
-    for i in 0..u64::from(format.count) {
-        let raw = if format.count == 1 && a.lane_stride == 0 {
-            contiguous_or_gather(fl, &a, format.elem.bytes(), vt, align)?
-        } else {
-            gather(fl, &a, i * u64::from(format.elem.bytes()), vt, align)?
-        };
+    for raw in raws {
         let reg = format.elem.register_type();
         let v = match format.elem {
             NumFormat::S8 | NumFormat::S16 => e.b.build_int_s_extend(raw, e.int_vec(32), "")?,
@@ -411,17 +705,18 @@ pub fn store<'ctx>(
     values: &[(V<'ctx>, Type)],
 ) -> Result<(), JitError> {
     let e = fl.e;
+    let b = &e.b;
     let m = fl.mask.current(e)?;
     // Helper lanes neither store nor fault.
     let helpers = e
         .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
         .into_int_value();
     let helpers = e.bits_to_mask(helpers)?;
-    let m = e.b.build_and(m, e.b.build_not(helpers, "")?, "")?;
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    let m = b.build_and(m, b.build_not(helpers, "")?, "")?;
     let vt = elem_vec(fl, format.elem);
     let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
-    for (i, (v, ty)) in values.iter().enumerate() {
+    let mut raws = Vec::new();
+    for (v, ty) in values {
         let bits = if format.elem == NumFormat::F16 && *ty == Type::F32 {
             // Rounds to nearest even and writes NaN as 0x7fff.
             to_f16(fl, *v, Type::F32, Round::Nearest)?
@@ -431,25 +726,118 @@ pub fn store<'ctx>(
         } else {
             *v
         };
-        let w = ty.bits();
-        let raw = if w > format.elem.bits() {
-            e.b.build_int_truncate(bits, vt, "")?
+        raws.push(if ty.bits() > format.elem.bits() {
+            b.build_int_truncate(bits, vt, "")?
         } else {
             bits
-        };
+        });
+    }
+    let single = format.count == 1 && !matches!(mem, MemRef::Private(_));
+    let done = e.cx.append_basic_block(fl.func, "store.done");
+    if single {
+        // One run of consecutive elements inside the memory: one masked
+        // vector store, no per-lane offsets.
+        let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
+        let run_bb = e.cx.append_basic_block(fl.func, "store.run");
+        let lanes_bb = e.cx.append_basic_block(fl.func, "store.lanes");
+        b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
+        b.position_at_end(run_bb);
+        let ptr = shape.run_start;
+        e.call_void_intrinsic(
+            "llvm.masked.store",
+            &[vt.into(), ptr.get_type().into()],
+            &[raws[0].into(), ptr.into(), align.into(), m.into()],
+        )?;
+        b.build_unconditional_branch(done)?;
+        b.position_at_end(lanes_bb);
+    }
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    for (i, raw) in raws.into_iter().enumerate() {
         if format.count == 1 && a.lane_stride == 0 {
             contiguous_or_scatter(fl, &a, format.elem.bytes(), raw, align)?;
         } else {
-            scatter(
-                fl,
-                &a,
-                i as u64 * u64::from(format.elem.bytes()),
-                raw,
-                align,
-            )?;
+            let offset = i as u64 * u64::from(format.elem.bytes());
+            scatter(fl, &a, offset, raw, align)?;
         }
     }
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
     Ok(())
+}
+
+/// When some lane accesses and all accessing lanes use one offset: that
+/// offset and true.
+fn same_offset<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(a.mask)?;
+    let first: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value();
+    let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+    let at = b
+        .build_extract_element(a.offsets, first, "")?
+        .into_int_value();
+    let same = b.build_int_compare(IntPredicate::EQ, e.splat(at.into())?, a.offsets, "")?;
+    let differ = b.build_and(a.mask, b.build_not(same, "")?, "")?;
+    let none_differ = b.build_int_compare(
+        IntPredicate::EQ,
+        e.mask_to_bits(differ)?,
+        e.i32().const_zero(),
+        "",
+    )?;
+    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    Ok((at, b.build_and(none_differ, some, "")?))
+}
+
+/// `atom.add` of every accessing lane to one address as one atomic add of
+/// their (wrapping) sum. Lane `l` gets the old value plus the values of the
+/// accessing lanes below it: what adding one lane at a time in ascending
+/// order gives. Other lanes get 0.
+fn aggregated_add<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    offset: IntValue<'ctx>,
+    v: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = v.get_type();
+    let zero = vt.const_zero();
+    let mine = b.build_select(a.mask, v, zero, "")?.into_vector_value();
+    // Inclusive prefix sums in five shift-and-add steps.
+    let mut scan = mine;
+    for k in [1u32, 2, 4, 8, 16] {
+        let idx: Vec<_> = (0..LANES)
+            .map(|l| {
+                // Lanes below k take zero (element 32 + l of the zero vector).
+                let src = if l >= k { l - k } else { LANES + l };
+                e.i32().const_int(u64::from(src), false)
+            })
+            .collect();
+        let shifted = b.build_shuffle_vector(scan, zero, VectorType::const_vector(&idx), "")?;
+        scan = b.build_int_add(scan, shifted, "")?;
+    }
+    let last = e.i32().const_int(u64::from(LANES - 1), false);
+    let total = b.build_extract_element(scan, last, "")?.into_int_value();
+    // SAFETY (for LLVM): the offset is one accessing lane's, in bounds.
+    let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[offset], "")? };
+    let old = b.build_atomicrmw(
+        AtomicRMWBinOp::Add,
+        ptr,
+        total,
+        AtomicOrdering::SequentiallyConsistent,
+    )?;
+    let before = b.build_int_sub(scan, mine, "")?;
+    let olds = b.build_int_add(e.splat(old.into())?, before, "")?;
+    Ok(b.build_select(a.mask, olds, zero, "")?.into_vector_value())
 }
 
 /// `atom.OP.FMT`: real atomic instructions, one per active non-helper
@@ -484,7 +872,17 @@ pub fn atomic<'ctx>(
     let header = e.cx.append_basic_block(fl.func, "atom.next");
     let body = e.cx.append_basic_block(fl.func, "atom.lane");
     let exit = e.cx.append_basic_block(fl.func, "atom.done");
-    b.build_unconditional_branch(header)?;
+    if op == AtomOp::Add && a.lane_stride == 0 {
+        let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
+        let one_address = same_offset(fl, &a)?;
+        b.build_conditional_branch(one_address.1, one_bb, header)?;
+        b.position_at_end(one_bb);
+        let olds = aggregated_add(fl, &a, one_address.0, v)?;
+        b.build_store(results, olds)?;
+        b.build_unconditional_branch(exit)?;
+    } else {
+        b.build_unconditional_branch(header)?;
+    }
     b.position_at_end(header);
     let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
     let more = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;

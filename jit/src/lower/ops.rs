@@ -267,15 +267,15 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         let sx = umax(fl, size(Dim::X)?, one)?;
         let sy = umax(fl, size(Dim::Y)?, one)?;
         Ok(match d {
-            Dim::X => e.b.build_int_unsigned_rem(li, sx, "")?,
+            Dim::X => small_rem(fl, li, sx)?,
             Dim::Y => {
-                let q = e.b.build_int_unsigned_div(li, sx, "")?;
-                e.b.build_int_unsigned_rem(q, sy, "")?
+                let q = small_div(fl, li, sx)?;
+                small_rem(fl, q, sy)?
             }
             Dim::Z => {
                 let sxy = e.b.build_int_mul(sx, sy, "")?;
                 let sxy = umax(fl, sxy, one)?;
-                e.b.build_int_unsigned_div(li, sxy, "")?
+                small_div(fl, li, sxy)?
             }
         })
     };
@@ -308,6 +308,27 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
             e.b.build_int_truncate(bit, e.i1().vec_type(LANES), "")?
         }
     })
+}
+
+/// `a / b` for non-zero `a`, `b` below 2^24 (local indices and workgroup
+/// sizes, at most 1055 and 1024): one f32 division, which is exact after
+/// truncation there (a quotient just below an integer `k` is at least 1/b
+/// away from it, far more than half an ulp), instead of a scalar `div` per lane.
+fn small_div<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let f = e.vec_type(Type::F32);
+    let af = e.b.build_unsigned_int_to_float(a, f, "")?;
+    let bf = e.b.build_unsigned_int_to_float(b, f, "")?;
+    let q = e.b.build_float_div(af, bf, "")?;
+    Ok(e.b.build_float_to_unsigned_int(q, e.int_vec(32), "")?)
+}
+
+/// `a % b` under the bounds of [`small_div`].
+fn small_rem<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let q = small_div(fl, a, b)?;
+    let qb = e.b.build_int_mul(q, b, "")?;
+    Ok(e.b.build_int_sub(a, qb, "")?)
 }
 
 fn umax<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {

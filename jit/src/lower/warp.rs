@@ -110,8 +110,44 @@ fn bit_at<'ctx>(
     Ok(e.b.build_int_compare(IntPredicate::NE, v, e.int_vec(32).const_zero(), "")?)
 }
 
-/// Lane `src[l]` of `data` in each lane `l` (`src` in 0..32), through memory.
+/// Lane `src[l]` of 32-bit `data` in each lane `l` (`src` in 0..32): two
+/// `vpermi2d` on AVX-512 (each half of the result picks from the 32-entry
+/// table the two data halves make), else through memory.
 fn permute<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    data: V<'ctx>,
+    src: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    if !e.avx512 {
+        return permute_through_memory(fl, data, src);
+    }
+    let b = &e.b;
+    let half = |v: V<'ctx>, hi: bool| -> Result<V<'ctx>, JitError> {
+        let start = if hi { 16 } else { 0 };
+        let idx: Vec<_> = (start..start + 16)
+            .map(|l| e.i32().const_int(l, false))
+            .collect();
+        let idx = inkwell::types::VectorType::const_vector(&idx);
+        Ok(b.build_shuffle_vector(v, v.get_type().get_poison(), idx, "")?)
+    };
+    let (lo, hi) = (half(data, false)?, half(data, true)?);
+    let pick = |s: V<'ctx>| -> Result<V<'ctx>, JitError> {
+        Ok(e.call_intrinsic(
+            "llvm.x86.avx512.vpermi2var.d.512",
+            &[],
+            &[lo.into(), s.into(), hi.into()],
+        )?
+        .into_vector_value())
+    };
+    let out_lo = pick(half(src, false)?)?;
+    let out_hi = pick(half(src, true)?)?;
+    let all = e.lanes_const(32, u64::from);
+    Ok(b.build_shuffle_vector(out_lo, out_hi, all, "")?)
+}
+
+/// [`permute`] without AVX-512: a store and a gather.
+fn permute_through_memory<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     data: V<'ctx>,
     src: V<'ctx>,

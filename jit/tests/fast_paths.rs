@@ -1,0 +1,334 @@
+//! The JIT's fast paths against the interpreter, on every target: loads whose
+//! lanes share one address (scalar load and broadcast), shuffles with
+//! lane-varying indices at every width (AVX-512 permutes), local and global
+//! IDs of 1-, 2- and 3-D workgroups (f32 division), each under divergence
+//! and with out-of-bounds lanes, comparing memory and fault reports.
+
+use warpjit_ir::interp::{self, LaunchConfig};
+use warpjit_ir::VerifiedModule;
+use warpjit_jit::{compile, launch, JitOptions, Target};
+
+fn module(text: &str) -> VerifiedModule {
+    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
+    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
+}
+
+/// A byte pattern that is different at every position.
+fn pattern(len: usize, salt: u32) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_mul(2654435761).wrapping_add(salt) >> 13) as u8)
+        .collect()
+}
+
+/// Runs `@main` on the interpreter and on the JIT at every target (compiled
+/// once), for each set of parameters; the memory and the fault reports
+/// must be the same.
+fn same_as_interpreter(
+    text: &str,
+    cfg: &LaunchConfig,
+    param_sets: &[Vec<u64>],
+    buffers: &[Vec<u8>],
+) {
+    let m = module(text);
+    let kernel = m.find_function("main").expect("@main");
+    for target in [Target::Native, Target::Avx2, Target::Sse42] {
+        let compiled = compile(
+            &m,
+            &JitOptions {
+                opt_level: 2,
+                target,
+            },
+        )
+        .expect("compiles");
+        for params in param_sets {
+            let mut expected = buffers.to_vec();
+            let want = interp::launch(&m, kernel, cfg, params, &mut expected).expect("interpreter");
+            let mut memory = buffers.to_vec();
+            let got = launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
+            assert!(
+                memory == expected,
+                "{target:?} params {params:?}: memory differs\n{text}"
+            );
+            assert_eq!(
+                got.faults, want.faults,
+                "{target:?} params {params:?}: faults"
+            );
+        }
+    }
+}
+
+/// Every active lane reads element `$j` (one address) of a buffer that is
+/// too short for the last iterations, in odd lanes only; x1, x2 and x4
+/// formats; then a lane-varying load, and a load from an empty buffer.
+const UNIFORM_LOADS: &str = "
+param %n: i32
+buffer @data[0]: u32
+buffer @out[1]: u32
+buffer @empty[2]: u32
+
+kernel @main workgroup(48) {
+  var $j: i32
+  var $acc: i32
+  var $wide: i32
+  %i = global_id.x
+  %lane = lane_id
+  %bit = and %lane, 1
+  %odd = cmp.eq %bit, 1
+  if %odd {
+    loop {
+      %done = cmp.ge.s $j, %n
+      if %done {
+        break
+      }
+      %a = shl $j, 2
+      %v = load.u32 @data, %a
+      %a2 = shl $j, 3
+      %v0, %v1 = load.u32x2 @data, %a2
+      %a4 = shl $j, 4
+      %w0, %w1, %w2, %w3 = load.u32x4 @data, %a4
+      %b = load.u8 @data, $j
+      %s1 = add %v, %v0
+      %s2 = xor %s1, %v1
+      %s3 = add %s2, %w3
+      %s4 = xor %s3, %b
+      %s5 = add %s4, %w0
+      $acc = add $acc, %s5
+      $wide = xor $wide, %w2
+      $wide = add $wide, %w1
+      $j = add $j, 1
+    }
+  }
+  %own = shl %lane, 2
+  %mine = load.u32 @data, %own
+  %none = load.u32 @empty, 0
+  %x = add $acc, %mine
+  %y = add %x, %none
+  %o = shl %i, 3
+  store.u32 @out, %o, %y
+  %o2 = add %o, 4
+  store.u32 @out, %o2, $wide
+}
+";
+
+#[test]
+fn loads_of_one_address_broadcast_the_element() {
+    let mut cfg = LaunchConfig::new([3, 1, 1], [48, 1, 1]);
+    cfg.sm_count = 2;
+    // 64 u32 elements: with n = 70 the last loads fall outside.
+    let buffers = vec![pattern(256, 1), vec![0u8; 3 * 48 * 8], Vec::new()];
+    let params: Vec<Vec<u64>> = [0u64, 5, 16, 70].iter().map(|n| vec![*n]).collect();
+    same_as_interpreter(UNIFORM_LOADS, &cfg, &params, &buffers);
+}
+
+/// Every shuffle mode on i32, f32 and bool data with lane-varying indices,
+/// in the width form (width a parameter) and the mask form, with a third of
+/// the lanes inactive.
+const SHUFFLES: &str = "
+param %w: i32
+param %m: i32
+buffer @out[0]: u32
+
+kernel @main workgroup(64) {
+  %gid = global_id.x
+  %lane = lane_id
+  %h = mul %gid, 0x9e3779b1
+  %idx = shr.u %h, 27
+  %x = xor %h, %gid
+  %f = cvt.f32.u32 %x
+  %hb = and %h, 0x100
+  %p = cmp.ne %hb, 0
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 1
+  %o = mul %gid, 48
+  if %on {
+    %r0, %ok0 = shuffle.idx %x, %idx, width %w
+    %r1, %ok1 = shuffle.up %x, %idx, width %w
+    %r2, %ok2 = shuffle.down %x, %idx, width %w
+    %r3, %ok3 = shuffle.xor %x, %idx, width %w
+    %r4, %ok4 = shuffle.idx %x, %idx, mask %m
+    %r5, %ok5 = shuffle.xor %x, %idx, mask %m
+    %rf = shuffle.idx %f, %idx, width %w
+    %rb = shuffle.down %p, %idx, width %w
+    %rc = shuffle.xor %x, 5, width %w
+    %ok01 = select %ok0, 1:i32, 0
+    %ok1s = select %ok1, 2:i32, 0
+    %ok2s = select %ok2, 4:i32, 0
+    %ok3s = select %ok3, 8:i32, 0
+    %ok4s = select %ok4, 16:i32, 0
+    %ok5s = select %ok5, 32:i32, 0
+    %rbs = select %rb, 64:i32, 0
+    %k1 = or %ok01, %ok1s
+    %k2 = or %k1, %ok2s
+    %k3 = or %k2, %ok3s
+    %k4 = or %k3, %ok4s
+    %k5 = or %k4, %ok5s
+    %k6 = or %k5, %rbs
+    store.u32x4 @out, %o, %r0, %r1, %r2, %r3
+    %o16 = add %o, 16
+    store.u32x4 @out, %o16, %r4, %r5, %k6, %rc
+    %o32 = add %o, 32
+    store.f32 @out, %o32, %rf
+  }
+}
+";
+
+#[test]
+fn shuffles_of_every_width_with_lane_varying_indices() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![vec![0u8; 2 * 64 * 48]];
+    let mut params = Vec::new();
+    for w in [1u64, 2, 4, 8, 16, 32, 0, 3, 33] {
+        // Mask form: segment mask in bits 8..12, clamp in bits 0..4.
+        for m in [0x1fu64, 0x0f07, 0x1c03, 0x0] {
+            params.push(vec![w, m]);
+        }
+    }
+    same_as_interpreter(SHUFFLES, &cfg, &params, &buffers);
+}
+
+/// local_id and global_id in every dimension of odd-sized workgroups, whose
+/// warps straddle rows and slices.
+const IDS: &str = "
+buffer @out[0]: u32
+
+kernel @main {
+  %li = local_index
+  %lx = local_id.x
+  %ly = local_id.y
+  %lz = local_id.z
+  %gx = global_id.x
+  %gy = global_id.y
+  %gz = global_id.z
+  %wx = workgroup_id.x
+  %wy = workgroup_id.y
+  %nx = num_workgroups.x
+  %row = mul %wy, %nx
+  %wg = add %row, %wx
+  %base = mul %wg, 1024
+  %slot = add %base, %li
+  %o = mul %slot, 32
+  store.u32x4 @out, %o, %lx, %ly, %lz, %li
+  %o16 = add %o, 16
+  store.u32x4 @out, %o16, %gx, %gy, %gz, %wg
+}
+";
+
+#[test]
+fn local_and_global_ids_of_odd_workgroup_shapes() {
+    for workgroup in [
+        [7u32, 5, 3],
+        [33, 1, 1],
+        [1, 33, 2],
+        [3, 1, 100],
+        [1024, 1, 1],
+        [32, 32, 1],
+        [1, 1, 1],
+    ] {
+        let cfg = LaunchConfig::new([2, 2, 1], workgroup);
+        let buffers = vec![vec![0u8; 4 * 1024 * 32]];
+        same_as_interpreter(IDS, &cfg, &[Vec::new()], &buffers);
+    }
+}
+
+/// Loads and stores of consecutive elements: runs that start misaligned,
+/// run past the end of the buffer, use i64 addresses, skip lanes, or
+/// include helper lanes (which must not store).
+const RUNS: &str = "
+param %shift: i32
+param %skew: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @wide[2]: u32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %k = add %i, %shift
+  %a = shl %k, 2
+  %a2 = add %a, %skew
+  %v = load.u32 @src, %a2
+  %h = load.u16 @src, %a
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 2
+  if %on {
+    %w = xor %v, %h
+    store.u32 @dst, %a2, %w
+    %a64 = cvt.u64.u32 %a
+    %x = load.u32 @src, %a64
+    store.u32 @wide, %a64, %x
+    %five = cmp.eq %third, 1
+    if %five {
+      demote
+    }
+    %b = add %a, 4
+    store.u16 @wide, %b, %lane
+  }
+}
+";
+
+#[test]
+fn consecutive_runs_in_and_out_of_bounds() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(512, 7), vec![0u8; 480], vec![0u8; 520]];
+    let mut params = Vec::new();
+    for shift in [0u64, 3, 100, 0xffff_fff0] {
+        for skew in [0u64, 1, 4] {
+            params.push(vec![shift, skew]);
+        }
+    }
+    same_as_interpreter(RUNS, &cfg, &params, &buffers);
+}
+
+/// Atomic adds from many lanes: to one address (one atomic of the sum),
+/// to two addresses, out of bounds, with helper lanes, on u32 and u64.
+/// Every lane's old value is stored, so the order of the adds shows.
+const ATOMIC_ADDS: &str = "
+param %slot: i32
+param %split: i32
+buffer @counts[0]: u32
+buffer @out[1]: u32
+buffer @big[2]: u64
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %v = mul %i, 0x9e3779b1
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 0
+  %o = shl %i, 3
+  if %on {
+    %low = cmp.lt.u %lane, %split
+    %other = select %low, 4:i32, 0
+    %s4 = shl %slot, 2
+    %addr = add %s4, %other
+    %old = atom.add.u32 @counts, %addr, %v
+    %w = cvt.u64.u32 %v
+    %w20 = shl %w, 20:i64
+    %s8 = shl %slot, 3
+    %old64 = atom.add.u64 @big, %s8, %w20
+    %lo, %hi = up64 %old64
+    store.u32x2 @out, %o, %old, %hi
+    %helper = cmp.eq %third, 2
+    if %helper {
+      demote
+    }
+    %again = atom.add.u32 @counts, %s4, %lane
+    %o4 = add %o, 4
+    store.u32 @out, %o4, %again
+  }
+}
+";
+
+#[test]
+fn atomic_adds_to_one_address_keep_lane_order() {
+    let mut cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+    cfg.sm_count = 2;
+    let buffers = vec![pattern(16, 3), vec![0u8; 3 * 64 * 8], pattern(32, 5)];
+    let mut params = Vec::new();
+    for slot in [0u64, 2, 3, 1000] {
+        for split in [0u64, 17, 64] {
+            params.push(vec![slot, split]);
+        }
+    }
+    same_as_interpreter(ATOMIC_ADDS, &cfg, &params, &buffers);
+}

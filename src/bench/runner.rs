@@ -1,0 +1,242 @@
+//! Measuring a case on every configuration: warm-up, timed runs, output
+//! checks.
+
+use crate::bench::baselines::Threads;
+use crate::bench::engines::{Engine, ReadyKernel};
+use crate::bench::{Case, Prepared, Size};
+use std::time::{Duration, Instant};
+
+/// What `warpjit bench` was asked to do.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Timed runs per configuration (after one warm-up run).
+    pub runs: usize,
+    /// Timed runs of the interpreter (0: it does not run).
+    pub interp_runs: usize,
+    pub size: Size,
+    /// SMs of the "all SMs" JIT configuration.
+    pub sms: u32,
+}
+
+/// A configuration a case is measured on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Config {
+    Kernel(Engine),
+    Rust(Threads),
+}
+
+impl Config {
+    pub fn label(self) -> String {
+        match self {
+            Config::Kernel(engine) => engine.label(),
+            Config::Rust(Threads::One) => "rust 1 thread".into(),
+            Config::Rust(Threads::All) => format!("rust rayon {}", rayon::current_num_threads()),
+        }
+    }
+
+    /// A short stable key for scripts: `interp`, `jit1`, `jit`, `rust1`,
+    /// `rayon`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Config::Kernel(Engine::Interpreter) => "interp",
+            Config::Kernel(Engine::Jit { sms: 1 }) => "jit1",
+            Config::Kernel(Engine::Jit { .. }) => "jit",
+            Config::Rust(Threads::One) => "rust1",
+            Config::Rust(Threads::All) => "rayon",
+        }
+    }
+}
+
+/// How a configuration fared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran, and the output matched the Rust version (or the first engine).
+    Checked,
+    /// Ran; nothing to compare with.
+    Unchecked,
+    /// Ran, but the output is wrong.
+    Wrong(String),
+    /// Could not run (compile error, unsupported construct, launch error).
+    Failed(String),
+}
+
+/// One row of the report.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub case: String,
+    pub id: &'static str,
+    pub unit: &'static str,
+    pub config: Config,
+    pub label: String,
+    /// Work units per run.
+    pub units: f64,
+    /// The timed runs (empty when it failed).
+    pub times: Vec<Duration>,
+    /// Whether a warm-up run came first.
+    pub warmed_up: bool,
+    /// JIT compile time (cold, the first compile of this kernel here).
+    pub compile: Option<Duration>,
+    pub outcome: Outcome,
+}
+
+impl Measurement {
+    pub fn min(&self) -> Option<Duration> {
+        self.times.iter().min().copied()
+    }
+
+    /// The median (the lower middle one for an even count).
+    pub fn median(&self) -> Option<Duration> {
+        let mut sorted = self.times.clone();
+        sorted.sort();
+        sorted.get(sorted.len().saturating_sub(1) / 2).copied()
+    }
+
+    /// Units per second at the median time.
+    pub fn throughput(&self) -> Option<f64> {
+        let median = self.median()?.as_secs_f64();
+        (median > 0.0).then(|| self.units / median)
+    }
+}
+
+/// The configurations `options` asks for, in table order.
+pub fn configs(options: &BenchOptions) -> Vec<Config> {
+    let mut configs = Vec::new();
+    if options.interp_runs > 0 {
+        configs.push(Config::Kernel(Engine::Interpreter));
+    }
+    configs.push(Config::Kernel(Engine::Jit { sms: 1 }));
+    if options.sms > 1 {
+        configs.push(Config::Kernel(Engine::Jit { sms: options.sms }));
+    }
+    configs.push(Config::Rust(Threads::One));
+    configs.push(Config::Rust(Threads::All));
+    configs
+}
+
+/// Measures `case` on every configuration; `progress` hears what starts.
+pub fn measure(
+    case: Case,
+    options: &BenchOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Measurement>, String> {
+    progress(&format!("{}: preparing inputs", case.name()));
+    let mut prepared = case.prepare(options.size)?;
+    let mut rows = Vec::new();
+    // Micro-benchmarks have no Rust version: the first engine's output is
+    // the reference for the others.
+    let mut reference: Option<Vec<Vec<u8>>> = None;
+    for config in configs(options) {
+        if matches!(config, Config::Rust(_)) && prepared.baseline.is_none() {
+            continue;
+        }
+        progress(&format!("{}: {}", case.name(), config.label()));
+        let mut row = Measurement {
+            case: case.name(),
+            id: case.id(),
+            unit: case.unit(),
+            config,
+            label: config.label(),
+            units: prepared.units,
+            times: Vec::new(),
+            warmed_up: false,
+            compile: None,
+            outcome: Outcome::Unchecked,
+        };
+        match config {
+            Config::Kernel(engine) => {
+                measure_kernel(engine, &prepared, options, &mut reference, &mut row)
+            }
+            Config::Rust(threads) => match prepared.baseline.as_mut() {
+                Some(baseline) => {
+                    baseline(threads);
+                    row.warmed_up = true;
+                    for _ in 0..options.runs {
+                        let start = Instant::now();
+                        baseline(threads);
+                        row.times.push(start.elapsed());
+                    }
+                }
+                None => continue,
+            },
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn measure_kernel(
+    engine: Engine,
+    prepared: &Prepared,
+    options: &BenchOptions,
+    reference: &mut Option<Vec<Vec<u8>>>,
+    row: &mut Measurement,
+) {
+    let (ready, prepare_time) = match engine.prepare(&prepared.launch) {
+        Ok(ready) => ready,
+        Err(e) => {
+            row.outcome = Outcome::Failed(e);
+            return;
+        }
+    };
+    if matches!(engine, Engine::Jit { .. }) {
+        row.compile = Some(prepare_time);
+    }
+    // The interpreter is slow: its first run is timed and checked, and
+    // there is no warm-up.
+    let runs = match engine {
+        Engine::Interpreter => options.interp_runs,
+        Engine::Jit { .. } => options.runs,
+    };
+    let first = match run_once(&ready, prepared) {
+        Ok(first) => first,
+        Err(e) => {
+            row.outcome = Outcome::Failed(e);
+            return;
+        }
+    };
+    row.outcome = check(prepared, reference, &first.1);
+    if engine == Engine::Interpreter {
+        row.times.push(first.0);
+    } else {
+        row.warmed_up = true;
+    }
+    while row.times.len() < runs {
+        match run_once(&ready, prepared) {
+            Ok((elapsed, _)) => row.times.push(elapsed),
+            Err(e) => {
+                row.outcome = Outcome::Failed(e);
+                row.times.clear();
+                return;
+            }
+        }
+    }
+}
+
+fn run_once(ready: &ReadyKernel, prepared: &Prepared) -> Result<(Duration, Vec<Vec<u8>>), String> {
+    ready.run(&prepared.launch)
+}
+
+/// Compares a run's buffers with the Rust version, or with the first
+/// engine's (which then becomes the reference).
+fn check(
+    prepared: &Prepared,
+    reference: &mut Option<Vec<Vec<u8>>>,
+    buffers: &[Vec<u8>],
+) -> Outcome {
+    if let Some(check) = &prepared.check {
+        return match check(buffers) {
+            Ok(()) => Outcome::Checked,
+            Err(e) => Outcome::Wrong(e),
+        };
+    }
+    match reference {
+        None => {
+            *reference = Some(buffers.to_vec());
+            Outcome::Unchecked
+        }
+        Some(expected) => match (0..expected.len()).find(|&i| expected[i] != buffers[i]) {
+            None => Outcome::Checked,
+            Some(i) => Outcome::Wrong(format!("buffer {i} differs from the first engine's")),
+        },
+    }
+}

@@ -1,0 +1,76 @@
+//! `warpjit bench`: the table, JSON and SVG outputs and option errors
+//! (at the test sizes, one run).
+
+mod cli_support;
+use cli_support::{scratch, warpjit};
+
+#[test]
+fn table_lists_every_configuration_with_checked_output() {
+    let dir = scratch("bench-table", &[]);
+    let run = warpjit(&dir, &["bench", "--small", "--runs", "1", "saxpy"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for label in ["interp", "jit 1 SM", "rust 1 thread", "rust rayon"] {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("saxpy") && l.contains(label))
+            .unwrap_or_else(|| panic!("no {label} row in\n{}", run.stdout));
+        assert!(line.contains("elements/s"), "{line}");
+    }
+    let jit = run.stdout.lines().find(|l| l.contains("jit 1 SM")).unwrap();
+    assert!(jit.ends_with(" ok") && jit.contains(" ms "), "{jit}");
+    assert!(
+        run.stderr.contains("[1/1] saxpy"),
+        "progress on stderr: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn json_and_svg_carry_the_results() {
+    let dir = scratch("bench-json", &[]);
+    let run = warpjit(
+        &dir,
+        &[
+            "bench",
+            "--small",
+            "--runs",
+            "2",
+            "--no-interp",
+            "--json",
+            "--plot",
+            "chart.svg",
+            "W3",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with('{') && run.stdout.trim_end().ends_with('}'));
+    assert!(
+        run.stdout
+            .contains("\"case\": \"reduce\", \"id\": \"W3\", \"config\": \"jit1\""),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\"outcome\": \"checked\""));
+    assert!(!run.stdout.contains("\"config\": \"interp\""));
+    let svg = std::fs::read_to_string(dir.join("chart.svg")).expect("the chart was written");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("reduce · jit 1 SM"),
+        "{svg}"
+    );
+}
+
+#[test]
+fn bad_names_and_options_are_one_line_errors() {
+    let dir = scratch("bench-errors", &[]);
+    let run = warpjit(&dir, &["bench", "--small", "sgemm"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.starts_with("error: unknown benchmark `sgemm`"),
+        "{}",
+        run.stderr
+    );
+    let run = warpjit(&dir, &["bench", "--runs", "0"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--runs"), "{}", run.stderr);
+}

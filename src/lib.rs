@@ -9,6 +9,7 @@ pub mod buffers;
 pub mod cli;
 pub mod directives;
 pub mod filetest;
+pub mod fuzz;
 pub mod run;
 pub mod values;
 

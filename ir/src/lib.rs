@@ -9,6 +9,7 @@ pub mod generate;
 pub mod interp;
 pub mod module;
 pub mod ops;
+pub mod reduce;
 pub mod semantics;
 pub mod span;
 pub mod text;

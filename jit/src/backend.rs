@@ -3,13 +3,13 @@
 //! runtime's atomic global memory.
 
 use crate::abi::{KernelFn, MemSpan};
-use crate::run::faults_of;
+use crate::run::workgroup_faults;
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{compile, CompiledModule, JitOptions};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_ir::interp::{ExecError, FaultReport};
+use warpjit_ir::interp::ExecError;
 use warpjit_ir::{FuncId, VerifiedModule};
 use warpjit_runtime::{Backend, PreparedCode, SmMemory, Workgroup, WorkgroupReport};
 
@@ -152,14 +152,19 @@ impl Backend for JitBackend {
             // at the launch's buffers (kept alive by the runtime for the
             // whole launch) and at this thread's arena, which is not
             // touched until the call returns.
+            let mut first = None;
             let outcome = unsafe {
-                sched::run_warps(code.entry, &code.plan, &mut contexts, work.cancel.flag())
+                sched::run_warps(
+                    code.entry,
+                    &code.plan,
+                    &mut contexts,
+                    work.cancel.flag(),
+                    &mut first,
+                )
             };
             let kernel_name = work.kernel.name();
-            let mut faults = FaultReport::default();
-            for ctx in &contexts {
-                faults.merge(&faults_of(ctx, module, kernel_name, frame.workgroup_id));
-            }
+            let faults =
+                workgroup_faults(&contexts, first, module, kernel_name, frame.workgroup_id);
             match outcome {
                 Ok(()) => Ok(WorkgroupReport {
                     faults,

@@ -124,13 +124,17 @@ impl CompiledModule {
         // SAFETY: the contexts point at live buffers of the stated lengths
         // for the whole call, and the compiled code keeps every access
         // inside them (bounds checks are folded into its masks).
-        let outcome = unsafe { sched::run_warps(entry, &plan, &mut contexts, &NEVER_CANCELLED) };
+        let mut first = None;
+        let outcome =
+            unsafe { sched::run_warps(entry, &plan, &mut contexts, &NEVER_CANCELLED, &mut first) };
         let kernel_name = &module.function(kernel).name;
-        for ctx in &contexts {
-            report
-                .faults
-                .merge(&faults_of(ctx, module, kernel_name, workgroup_id));
-        }
+        report.faults.merge(&workgroup_faults(
+            &contexts,
+            first,
+            module,
+            kernel_name,
+            workgroup_id,
+        ));
         match outcome {
             Ok(()) => {}
             Err(Stop::OutOfFuel { warp }) => {
@@ -166,6 +170,25 @@ impl GlobalMemory for Sizes<'_> {
     fn atomic(&mut self, _: u32, _: u64, _: AtomOp, _: NumFormat, _: u64, _: u64) -> u64 {
         0
     }
+}
+
+/// The fault report of one workgroup: every warp's counts, and the first
+/// fault of warp `first` (the one that faulted first in the schedule).
+pub(crate) fn workgroup_faults(
+    contexts: &[WarpContext],
+    first: Option<usize>,
+    module: &VerifiedModule,
+    kernel_name: &str,
+    workgroup: [u32; 3],
+) -> FaultReport {
+    let mut report = FaultReport::default();
+    if let Some(ctx) = first.and_then(|w| contexts.get(w)) {
+        report.first = faults_of(ctx, module, kernel_name, workgroup).first;
+    }
+    for ctx in contexts {
+        report.merge(&faults_of(ctx, module, kernel_name, workgroup));
+    }
+    report
 }
 
 pub(crate) fn faults_of(

@@ -198,7 +198,9 @@ pub(crate) fn warp_contexts(frame: &WorkgroupFrame<'_>) -> Vec<WarpContext> {
 }
 
 /// Runs the warps of `contexts` (one workgroup) to completion in the
-/// interpreter's schedule.
+/// interpreter's schedule. `first_faulting` is set to the warp whose
+/// out-of-bounds access came first in that schedule (with barriers, a later
+/// warp can fault before an earlier one does), which the fault report names.
 ///
 /// # Safety
 /// `entry` must be a compiled kernel entry whose machine code outlives the
@@ -209,18 +211,27 @@ pub(crate) unsafe fn run_warps(
     plan: &KernelPlan,
     contexts: &mut [WarpContext],
     cancel: &AtomicBool,
+    first_faulting: &mut Option<usize>,
 ) -> Result<(), Stop> {
     if plan.needs_coroutines(contexts.len()) {
-        return run_as_coroutines(entry, plan, contexts, cancel);
+        return run_as_coroutines(entry, plan, contexts, cancel, first_faulting);
     }
     for (index, ctx) in contexts.iter_mut().enumerate() {
         // SAFETY: as promised by the caller; `scheduler` is null, so a
         // barrier (reachable only in a one-warp workgroup here) returns at
         // once, which is its meaning when the warp is the only one.
         unsafe { entry(ctx) };
+        note_fault(ctx, index, first_faulting);
         check(ctx, index, cancel)?;
     }
     Ok(())
+}
+
+/// Records warp `index` as the first to fault if it faulted and none did before.
+fn note_fault(ctx: &WarpContext, index: usize, first_faulting: &mut Option<usize>) {
+    if first_faulting.is_none() && ctx.first_fault_kind != crate::abi::FAULT_NONE {
+        *first_faulting = Some(index);
+    }
 }
 
 /// Whether to stop after warp `index` ran (finished or now waiting).
@@ -261,6 +272,7 @@ unsafe fn run_as_coroutines(
     plan: &KernelPlan,
     contexts: &mut [WarpContext],
     cancel: &AtomicBool,
+    first_faulting: &mut Option<usize>,
 ) -> Result<(), Stop> {
     if plan.stack_bytes as u64 > MAX_STACK {
         return Err(Stop::NoStack(format!(
@@ -303,7 +315,9 @@ unsafe fn run_as_coroutines(
             }
             // SAFETY: the warp is suspended or finished; nothing else
             // touches its context now.
-            check(unsafe { &*base.add(index) }, index, cancel)?;
+            let ctx = unsafe { &*base.add(index) };
+            note_fault(ctx, index, first_faulting);
+            check(ctx, index, cancel)?;
         }
         // Every unfinished warp now waits at a barrier: it opens.
         if !waiting {

@@ -21,7 +21,7 @@ pub fn check(args: &CheckArgs) -> CommandResult {
                 err_line!("error: {message}");
                 failed += 1;
             }
-            Err(Failure::Reported) => failed += 1,
+            Err(Failure::Reported | Failure::Exit(_)) => failed += 1,
         }
     }
     let total = args.files.len();

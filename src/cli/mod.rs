@@ -29,6 +29,8 @@ mod bench;
 mod check;
 mod dump;
 mod fmt;
+mod fuzz;
+mod replay;
 mod run;
 
 use clap::{ArgAction, Parser, Subcommand};
@@ -62,6 +64,10 @@ enum Command {
     Run(run::RunArgs),
     /// Show the LLVM IR or the assembly the JIT generates for a .warp file.
     Dump(dump::DumpArgs),
+    /// Differential fuzzing: random programs on the interpreter and the JIT.
+    Fuzz(fuzz::FuzzArgs),
+    /// Re-run a fuzz reproducer directory on every engine.
+    Replay(replay::ReplayArgs),
     /// Run the benchmark suite and print times, throughput and speedups.
     Bench(bench::BenchArgs),
 }
@@ -100,6 +106,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Fmt(args) => fmt::fmt(&args),
         Command::Run(args) => run::run(args),
         Command::Dump(args) => dump::dump(&args),
+        Command::Fuzz(args) => fuzz::fuzz(&args),
+        Command::Replay(args) => replay::replay(&args),
         Command::Bench(args) => bench::bench(&args),
     };
     match result {
@@ -109,6 +117,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             err_line!("error: {message}");
             ExitCode::from(EXIT_FAILURE)
         }
+        Err(Failure::Exit(status)) => ExitCode::from(status),
     }
 }
 
@@ -118,6 +127,8 @@ enum Failure {
     Reported,
     /// One line to print after `error: `.
     Message(String),
+    /// Reported on stdout already; exit with this status.
+    Exit(u8),
 }
 
 impl From<String> for Failure {

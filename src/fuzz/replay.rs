@@ -1,0 +1,81 @@
+//! Re-running a reproducer directory on every engine.
+
+use super::compare::{classify, describe, FindingKind};
+use super::exec::{effective_machine, run_on, Engine, Launch, Machine, Workspace};
+use crate::buffers::BufferSpec;
+use crate::run;
+use std::path::Path;
+use std::sync::Arc;
+use warpjit_ir::{text, VerifiedModule};
+use warpjit_runtime::RuntimeConfig;
+
+/// One engine's verdict.
+#[derive(Clone, Debug)]
+pub struct EngineVerdict {
+    pub engine: Engine,
+    pub machine: Machine,
+    /// The difference from the reference, if any.
+    pub finding: Option<FindingKind>,
+    /// Both results and what differs, readable.
+    pub report: String,
+}
+
+/// What a replay found.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    pub verdicts: Vec<EngineVerdict>,
+}
+
+impl Replay {
+    pub fn differs(&self) -> bool {
+        self.verdicts.iter().any(|v| v.finding.is_some())
+    }
+}
+
+/// Runs `DIR/program.warp` with the launch of its `//! run:` lines (buffer
+/// files relative to DIR) on the reference and on every other engine.
+pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
+    let file = dir.join("program.warp");
+    let shown = file.display().to_string();
+    let source = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let module = text::parse(&source)
+        .and_then(VerifiedModule::new)
+        .map_err(|d| format!("{shown} does not check:\n{}", d.render(&shown, &source)))?;
+    let mut options = run::options_from_source(&shown, &source)?;
+    for arg in &mut options.buffers {
+        if let BufferSpec::File { path, .. } = &mut arg.spec {
+            if path.is_relative() {
+                *path = dir.join(&*path);
+            }
+        }
+    }
+    let plan = run::plan(&module, &options)?;
+    let launch = Launch {
+        grid: plan.grid.0,
+        workgroup: plan.workgroup.0,
+        params: plan.params.clone(),
+        buffers: plan.buffers.clone(),
+    };
+    let defaults = RuntimeConfig::default();
+    let machine = Machine {
+        sm_count: plan.sm_count.unwrap_or(defaults.sm_count),
+        warps_per_sm: plan.warps_per_sm.unwrap_or(defaults.warps_per_sm),
+    };
+    let names: Vec<String> = module.buffers.iter().map(|b| b.name.clone()).collect();
+    let module = Arc::new(module);
+    let sm_id = super::case::reads_sm_id(&module);
+    let mut ws = Workspace::new();
+    let mut verdicts = Vec::new();
+    for engine in Engine::ALL.into_iter().skip(1) {
+        let m = effective_machine(engine, machine, sm_id);
+        let expected = run_on(Engine::Reference, &mut ws, &module, plan.kernel, &launch, m);
+        let got = run_on(engine, &mut ws, &module, plan.kernel, &launch, m);
+        verdicts.push(EngineVerdict {
+            engine,
+            machine: m,
+            finding: classify(&expected, &got),
+            report: describe(&names, "reference", &expected, engine.name(), &got),
+        });
+    }
+    Ok(Replay { verdicts })
+}

@@ -126,7 +126,7 @@ impl CompiledModule {
         // inside them (bounds checks are folded into its masks).
         let outcome = unsafe { sched::run_warps(entry, &plan, &mut contexts, &NEVER_CANCELLED) };
         let kernel_name = &module.function(kernel).name;
-        for ctx in &contexts {
+        for ctx in contexts.iter().filter(|ctx| sched::faulted(ctx)) {
             report
                 .faults
                 .merge(&faults_of(ctx, module, kernel_name, workgroup_id));

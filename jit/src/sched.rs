@@ -152,49 +152,63 @@ pub(crate) struct WorkgroupFrame<'a> {
 /// The contexts of the workgroup's warps, ready to run. The pointers in
 /// them borrow from `frame`.
 pub(crate) fn warp_contexts(frame: &WorkgroupFrame<'_>) -> Vec<WarpContext> {
+    let mut contexts = Vec::new();
+    fill_warp_contexts(frame, &mut contexts);
+    contexts
+}
+
+/// Replaces `contexts` with the contexts of the workgroup's warps, reusing
+/// its allocation (an SM thread keeps one vector for all its workgroups).
+pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<WarpContext>) {
     let cfg = frame.config;
     let threads = cfg.threads_per_workgroup();
     let warps = cfg.warps_per_workgroup() as u32;
-    (0..warps)
-        .map(|index| {
-            let first = u64::from(index) * u64::from(WARP_SIZE);
-            let present = (threads - first).min(u64::from(WARP_SIZE));
-            let existing = if present == u64::from(WARP_SIZE) {
-                u32::MAX
-            } else {
-                (1u32 << present) - 1
-            };
-            WarpContext {
-                params: frame.params.as_ptr(),
-                buffers: frame.buffers.as_ptr(),
-                shared: frame.shared.as_ptr(),
-                workgroup_id: frame.workgroup_id,
-                num_workgroups: cfg.grid,
-                workgroup_size: cfg.workgroup,
-                warp_index: index,
-                warp_slot: frame.first_warp_slot + index,
-                sm_id: frame.sm_id,
-                sm_count: cfg.sm_count,
-                warps_per_sm: cfg.warps_per_sm,
-                entry_mask: existing,
-                live_mask: existing,
-                helper_mask: 0,
-                load_faults: 0,
-                store_faults: 0,
-                atomic_faults: 0,
-                first_fault_kind: abi::FAULT_NONE,
-                first_fault_lane: 0,
-                first_fault_space: 0,
-                first_fault_index: 0,
-                first_fault_address: 0,
-                first_fault_function: 0,
-                fuel: cfg.fuel.unwrap_or(u64::MAX),
-                out_of_fuel: 0,
-                cancel: frame.cancel,
-                scheduler: std::ptr::null(),
-            }
-        })
-        .collect()
+    contexts.clear();
+    contexts.extend((0..warps).map(|index| {
+        let first = u64::from(index) * u64::from(WARP_SIZE);
+        let present = (threads - first).min(u64::from(WARP_SIZE));
+        let existing = if present == u64::from(WARP_SIZE) {
+            u32::MAX
+        } else {
+            (1u32 << present) - 1
+        };
+        WarpContext {
+            params: frame.params.as_ptr(),
+            buffers: frame.buffers.as_ptr(),
+            shared: frame.shared.as_ptr(),
+            workgroup_id: frame.workgroup_id,
+            num_workgroups: cfg.grid,
+            workgroup_size: cfg.workgroup,
+            warp_index: index,
+            warp_slot: frame.first_warp_slot + index,
+            sm_id: frame.sm_id,
+            sm_count: cfg.sm_count,
+            warps_per_sm: cfg.warps_per_sm,
+            entry_mask: existing,
+            live_mask: existing,
+            helper_mask: 0,
+            load_faults: 0,
+            store_faults: 0,
+            atomic_faults: 0,
+            first_fault_kind: abi::FAULT_NONE,
+            first_fault_lane: 0,
+            first_fault_space: 0,
+            first_fault_index: 0,
+            first_fault_address: 0,
+            first_fault_function: 0,
+            fuel: cfg.fuel.unwrap_or(u64::MAX),
+            out_of_fuel: 0,
+            cancel: frame.cancel,
+            scheduler: std::ptr::null(),
+        }
+    }));
+}
+
+/// Whether the warp made an out-of-bounds access (most workgroups make
+/// none, and then there is no report to build).
+pub(crate) fn faulted(ctx: &WarpContext) -> bool {
+    ctx.first_fault_kind != abi::FAULT_NONE
+        || (ctx.load_faults | ctx.store_faults | ctx.atomic_faults) != 0
 }
 
 /// Runs the warps of `contexts` (one workgroup) to completion in the

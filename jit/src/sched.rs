@@ -159,12 +159,18 @@ pub(crate) fn warp_contexts(frame: &WorkgroupFrame<'_>) -> Vec<WarpContext> {
 
 /// Replaces `contexts` with the contexts of the workgroup's warps, reusing
 /// its allocation (an SM thread keeps one vector for all its workgroups).
+/// Fields are written in place: building each context as a value and
+/// moving it in cost more than the rest of a small workgroup's setup.
 pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<WarpContext>) {
     let cfg = frame.config;
     let threads = cfg.threads_per_workgroup();
-    let warps = cfg.warps_per_workgroup() as u32;
-    contexts.clear();
-    contexts.extend((0..warps).map(|index| {
+    let warps = cfg.warps_per_workgroup() as usize;
+    contexts.truncate(warps);
+    while contexts.len() < warps {
+        contexts.push(blank_context());
+    }
+    for (index, ctx) in contexts.iter_mut().enumerate() {
+        let index = index as u32;
         let first = u64::from(index) * u64::from(WARP_SIZE);
         let present = (threads - first).min(u64::from(WARP_SIZE));
         let existing = if present == u64::from(WARP_SIZE) {
@@ -172,36 +178,67 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
         } else {
             (1u32 << present) - 1
         };
-        WarpContext {
-            params: frame.params.as_ptr(),
-            buffers: frame.buffers.as_ptr(),
-            shared: frame.shared.as_ptr(),
-            workgroup_id: frame.workgroup_id,
-            num_workgroups: cfg.grid,
-            workgroup_size: cfg.workgroup,
-            warp_index: index,
-            warp_slot: frame.first_warp_slot + index,
-            sm_id: frame.sm_id,
-            sm_count: cfg.sm_count,
-            warps_per_sm: cfg.warps_per_sm,
-            entry_mask: existing,
-            live_mask: existing,
-            helper_mask: 0,
-            load_faults: 0,
-            store_faults: 0,
-            atomic_faults: 0,
-            first_fault_kind: abi::FAULT_NONE,
-            first_fault_lane: 0,
-            first_fault_space: 0,
-            first_fault_index: 0,
-            first_fault_address: 0,
-            first_fault_function: 0,
-            fuel: cfg.fuel.unwrap_or(u64::MAX),
-            out_of_fuel: 0,
-            cancel: frame.cancel,
-            scheduler: std::ptr::null(),
-        }
-    }));
+        ctx.params = frame.params.as_ptr();
+        ctx.buffers = frame.buffers.as_ptr();
+        ctx.shared = frame.shared.as_ptr();
+        ctx.workgroup_id = frame.workgroup_id;
+        ctx.num_workgroups = cfg.grid;
+        ctx.workgroup_size = cfg.workgroup;
+        ctx.warp_index = index;
+        ctx.warp_slot = frame.first_warp_slot + index;
+        ctx.sm_id = frame.sm_id;
+        ctx.sm_count = cfg.sm_count;
+        ctx.warps_per_sm = cfg.warps_per_sm;
+        ctx.entry_mask = existing;
+        ctx.live_mask = existing;
+        ctx.helper_mask = 0;
+        ctx.load_faults = 0;
+        ctx.store_faults = 0;
+        ctx.atomic_faults = 0;
+        ctx.first_fault_kind = abi::FAULT_NONE;
+        ctx.first_fault_lane = 0;
+        ctx.first_fault_space = 0;
+        ctx.first_fault_index = 0;
+        ctx.first_fault_address = 0;
+        ctx.first_fault_function = 0;
+        ctx.fuel = cfg.fuel.unwrap_or(u64::MAX);
+        ctx.out_of_fuel = 0;
+        ctx.cancel = frame.cancel;
+        ctx.scheduler = std::ptr::null();
+    }
+}
+
+/// A context to overwrite: no lanes, null pointers.
+fn blank_context() -> WarpContext {
+    WarpContext {
+        params: std::ptr::null(),
+        buffers: std::ptr::null(),
+        shared: std::ptr::null(),
+        workgroup_id: [0; 3],
+        num_workgroups: [0; 3],
+        workgroup_size: [0; 3],
+        warp_index: 0,
+        warp_slot: 0,
+        sm_id: 0,
+        sm_count: 0,
+        warps_per_sm: 0,
+        entry_mask: 0,
+        live_mask: 0,
+        helper_mask: 0,
+        load_faults: 0,
+        store_faults: 0,
+        atomic_faults: 0,
+        first_fault_kind: abi::FAULT_NONE,
+        first_fault_lane: 0,
+        first_fault_space: 0,
+        first_fault_index: 0,
+        first_fault_address: 0,
+        first_fault_function: 0,
+        fuel: 0,
+        out_of_fuel: 0,
+        cancel: std::ptr::null(),
+        scheduler: std::ptr::null(),
+    }
 }
 
 /// Whether the warp made an out-of-bounds access (most workgroups make

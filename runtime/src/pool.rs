@@ -88,6 +88,19 @@ impl LaunchJob {
             (n / (gx * gy)) as u32,
         ]
     }
+
+    /// The workgroup id after `id` in linear order (x fastest), without
+    /// the divisions of [`LaunchJob::workgroup_id`].
+    fn next_workgroup_id(&self, [x, y, z]: [u32; 3]) -> [u32; 3] {
+        let [gx, gy, _] = self.config.grid;
+        if x + 1 < gx {
+            [x + 1, y, z]
+        } else if y + 1 < gy {
+            [0, y + 1, z]
+        } else {
+            [0, 0, z.wrapping_add(1)]
+        }
+    }
 }
 
 /// The most workgroups claimed at once.
@@ -246,11 +259,12 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
             break;
         };
         let mut finished = 0u64;
+        let mut workgroup_id = job.workgroup_id(claimed.start);
         for index in claimed {
             if finished > 0 && job.cancel.is_cancelled() {
                 break;
             }
-            match run_one(sm, job, &mut memory, index, &mut outcome) {
+            match run_one(sm, job, &mut memory, index, workgroup_id, &mut outcome) {
                 Ok(()) => finished += 1,
                 Err(stopped) => {
                     job.finished.fetch_add(finished, Ordering::Relaxed);
@@ -261,6 +275,7 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
                     break 'claims;
                 }
             }
+            workgroup_id = job.next_workgroup_id(workgroup_id);
         }
         job.finished.fetch_add(finished, Ordering::Relaxed);
     }
@@ -274,9 +289,9 @@ fn run_one(
     job: &LaunchJob,
     memory: &mut SmMemory<'_>,
     index: u64,
+    workgroup_id: [u32; 3],
     outcome: &mut SmOutcome,
 ) -> Result<(), Option<SmFailure>> {
-    let workgroup_id = job.workgroup_id(index);
     let work = Workgroup {
         kernel: &job.kernel,
         config: &job.config,

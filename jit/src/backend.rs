@@ -76,6 +76,8 @@ struct SmScratch {
     shared: Vec<MemSpan>,
     arena: Vec<u64>,
     contexts: Vec<WarpContext>,
+    /// What `contexts` were last filled from.
+    frame: Option<sched::FrameKey>,
 }
 
 thread_local! {
@@ -155,7 +157,7 @@ impl Backend for JitBackend {
                 first_warp_slot: slot,
                 cancel: work.cancel.flag(),
             };
-            sched::fill_warp_contexts(&frame, &mut scratch.contexts);
+            sched::refill_warp_contexts(&frame, &mut scratch.contexts, &mut scratch.frame);
             // SAFETY: `code` keeps the machine code alive; the spans point
             // at the launch's buffers (kept alive by the runtime for the
             // whole launch) and at this thread's arena, which is not

@@ -2,7 +2,7 @@
 //! by [`Backend::prepare`], workgroups run on the SM threads over the
 //! runtime's atomic global memory.
 
-use crate::abi::{KernelFn, MemSpan};
+use crate::abi::{KernelFn, MemSpan, WarpContext};
 use crate::run::workgroup_faults;
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{compile, CompiledModule, JitOptions};
@@ -67,11 +67,22 @@ impl std::fmt::Debug for JitKernel {
     }
 }
 
+/// What an SM thread reuses from workgroup to workgroup, so a workgroup
+/// allocates nothing: the span tables, the warp contexts, and shared memory
+/// (each declaration's size rounded up to 8 bytes, in `u64` words so every
+/// span is 8-byte aligned).
+#[derive(Default)]
+struct SmScratch {
+    buffers: Vec<MemSpan>,
+    shared: Vec<MemSpan>,
+    arena: Vec<u64>,
+    contexts: Vec<WarpContext>,
+    /// What `contexts` were last filled from.
+    frame: Option<sched::FrameKey>,
+}
+
 thread_local! {
-    /// Shared memory of one SM thread, reused from workgroup to workgroup:
-    /// each declaration gets its size rounded up to 8 bytes, in `u64` words
-    /// so every span is 8-byte aligned.
-    static SHARED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: RefCell<SmScratch> = RefCell::new(SmScratch::default());
 }
 
 impl Backend for JitBackend {
@@ -133,21 +144,21 @@ impl Backend for JitBackend {
                 cfg.warps_per_sm
             )));
         }
-        let buffers = global_spans(module, memory)?;
-        SHARED.with(|arena| {
-            let mut arena = arena.borrow_mut();
-            let shared = shared_spans(module, &mut arena)?;
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            global_spans(module, memory, &mut scratch.buffers)?;
+            shared_spans(module, &mut scratch.arena, &mut scratch.shared)?;
             let frame = WorkgroupFrame {
                 params: work.params,
-                buffers: &buffers,
-                shared: &shared,
+                buffers: &scratch.buffers,
+                shared: &scratch.shared,
                 config: cfg,
                 workgroup_id: work.placement.workgroup_id,
                 sm_id: work.placement.sm_id,
                 first_warp_slot: slot,
                 cancel: work.cancel.flag(),
             };
-            let mut contexts = sched::warp_contexts(&frame);
+            sched::refill_warp_contexts(&frame, &mut scratch.contexts, &mut scratch.frame);
             // SAFETY: `code` keeps the machine code alive; the spans point
             // at the launch's buffers (kept alive by the runtime for the
             // whole launch) and at this thread's arena, which is not
@@ -157,14 +168,19 @@ impl Backend for JitBackend {
                 sched::run_warps(
                     code.entry,
                     &code.plan,
-                    &mut contexts,
+                    &mut scratch.contexts,
                     work.cancel.flag(),
                     &mut first,
                 )
             };
             let kernel_name = work.kernel.name();
-            let faults =
-                workgroup_faults(&contexts, first, module, kernel_name, frame.workgroup_id);
+            let faults = workgroup_faults(
+                &scratch.contexts,
+                first,
+                module,
+                kernel_name,
+                frame.workgroup_id,
+            );
             match outcome {
                 Ok(()) => Ok(WorkgroupReport {
                     faults,
@@ -194,39 +210,48 @@ impl Backend for JitBackend {
 /// atomic instructions; Rust only ever accesses it as `AtomicU64`, so a
 /// kernel's racing stores are never undefined behaviour of the Rust
 /// program (see the runtime's README).
-fn global_spans(module: &VerifiedModule, memory: &SmMemory<'_>) -> Result<Vec<MemSpan>, ExecError> {
+fn global_spans(
+    module: &VerifiedModule,
+    memory: &SmMemory<'_>,
+    spans: &mut Vec<MemSpan>,
+) -> Result<(), ExecError> {
     if cfg!(target_endian = "big") {
         return Err(ExecError::InvalidLaunch(
             "the JIT backend needs a little-endian host".into(),
         ));
     }
-    (0..module.buffers.len() as u32)
-        .map(|index| {
-            let (words, len) = memory.words(index).ok_or_else(|| {
-                ExecError::InvalidLaunch(format!(
-                    "the module declares {} buffers but buffer {index} is not bound",
-                    module.buffers.len()
-                ))
-            })?;
-            Ok(MemSpan {
-                // Atomics allow mutation through a shared reference, so
-                // the compiled code may write through this pointer.
-                ptr: words.as_ptr().cast::<u8>().cast_mut(),
-                len,
-            })
-        })
-        .collect()
+    spans.clear();
+    for index in 0..module.buffers.len() as u32 {
+        let (words, len) = memory.words(index).ok_or_else(|| {
+            ExecError::InvalidLaunch(format!(
+                "the module declares {} buffers but buffer {index} is not bound",
+                module.buffers.len()
+            ))
+        })?;
+        spans.push(MemSpan {
+            // Atomics allow mutation through a shared reference, so the
+            // compiled code may write through this pointer.
+            ptr: words.as_ptr().cast::<u8>().cast_mut(),
+            len,
+        });
+    }
+    Ok(())
 }
 
 /// Zeroed shared memory for one workgroup in `arena`, one span per
-/// declaration, as the interpreter gives every workgroup fresh zeros.
-fn shared_spans(module: &VerifiedModule, arena: &mut Vec<u64>) -> Result<Vec<MemSpan>, ExecError> {
-    let words: Vec<usize> = module
-        .shared
-        .iter()
-        .map(|decl| (decl.size as usize).div_ceil(8))
-        .collect();
-    let total: usize = words.iter().sum();
+/// declaration in `spans`, as the interpreter gives every workgroup fresh
+/// zeros. Only the declared bytes (rounded up to words) are zeroed.
+fn shared_spans(
+    module: &VerifiedModule,
+    arena: &mut Vec<u64>,
+    spans: &mut Vec<MemSpan>,
+) -> Result<(), ExecError> {
+    spans.clear();
+    if module.shared.is_empty() {
+        return Ok(());
+    }
+    let words = |size: u32| (size as usize).div_ceil(8);
+    let total: usize = module.shared.iter().map(|decl| words(decl.size)).sum();
     arena.clear();
     arena
         .try_reserve_exact(total)
@@ -237,18 +262,14 @@ fn shared_spans(module: &VerifiedModule, arena: &mut Vec<u64>) -> Result<Vec<Mem
     arena.resize(total, 0);
     let base = arena.as_mut_ptr();
     let mut at = 0usize;
-    Ok(module
-        .shared
-        .iter()
-        .zip(words)
-        .map(|(decl, n)| {
-            // SAFETY: `at + n <= total`, the arena's length.
-            let ptr = unsafe { base.add(at) }.cast::<u8>();
-            at += n;
-            MemSpan {
-                ptr,
-                len: u64::from(decl.size),
-            }
-        })
-        .collect())
+    for decl in &module.shared {
+        // SAFETY: `at + words(decl.size) <= total`, the arena's length.
+        let ptr = unsafe { base.add(at) }.cast::<u8>();
+        at += words(decl.size);
+        spans.push(MemSpan {
+            ptr,
+            len: u64::from(decl.size),
+        });
+    }
+    Ok(())
 }

@@ -185,7 +185,8 @@ pub(crate) fn workgroup_faults(
     if let Some(ctx) = first.and_then(|w| contexts.get(w)) {
         report.first = faults_of(ctx, module, kernel_name, workgroup).first;
     }
-    for ctx in contexts {
+    // Most workgroups never fault: build reports only for warps that did.
+    for ctx in contexts.iter().filter(|ctx| sched::faulted(ctx)) {
         report.merge(&faults_of(ctx, module, kernel_name, workgroup));
     }
     report

@@ -152,49 +152,173 @@ pub(crate) struct WorkgroupFrame<'a> {
 /// The contexts of the workgroup's warps, ready to run. The pointers in
 /// them borrow from `frame`.
 pub(crate) fn warp_contexts(frame: &WorkgroupFrame<'_>) -> Vec<WarpContext> {
+    let mut contexts = Vec::new();
+    fill_warp_contexts(frame, &mut contexts);
+    contexts
+}
+
+/// What a workgroup's contexts copy from its frame besides the workgroup
+/// id. While it stays the same from one workgroup to the next, only the id
+/// and the fields compiled code changes need rewriting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FrameKey {
+    params: *const u64,
+    buffers: *const MemSpan,
+    shared: *const MemSpan,
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    sm_count: u32,
+    warps_per_sm: u32,
+    fuel: Option<u64>,
+    sm_id: u32,
+    first_warp_slot: u32,
+    cancel: *const AtomicBool,
+}
+
+impl FrameKey {
+    fn of(frame: &WorkgroupFrame<'_>) -> FrameKey {
+        let cfg = frame.config;
+        FrameKey {
+            params: frame.params.as_ptr(),
+            buffers: frame.buffers.as_ptr(),
+            shared: frame.shared.as_ptr(),
+            grid: cfg.grid,
+            workgroup: cfg.workgroup,
+            sm_count: cfg.sm_count,
+            warps_per_sm: cfg.warps_per_sm,
+            fuel: cfg.fuel,
+            sm_id: frame.sm_id,
+            first_warp_slot: frame.first_warp_slot,
+            cancel: frame.cancel,
+        }
+    }
+}
+
+/// Makes `contexts` the contexts of the workgroup's warps, reusing its
+/// allocation (an SM thread keeps one vector for all its workgroups).
+/// `last` is the key of what `contexts` holds: when the frame has the same
+/// key, only the workgroup id and the fields a run changes (masks, fuel,
+/// fault records of warps that faulted) are written, since a workgroup's
+/// setup is a large part of a small workgroup's time.
+pub(crate) fn refill_warp_contexts(
+    frame: &WorkgroupFrame<'_>,
+    contexts: &mut Vec<WarpContext>,
+    last: &mut Option<FrameKey>,
+) {
+    let key = FrameKey::of(frame);
+    let warps = frame.config.warps_per_workgroup() as usize;
+    if contexts.len() != warps || last.as_ref() != Some(&key) {
+        fill_warp_contexts(frame, contexts);
+        *last = Some(key);
+        return;
+    }
+    let fuel = frame.config.fuel.unwrap_or(u64::MAX);
+    for ctx in contexts.iter_mut() {
+        ctx.workgroup_id = frame.workgroup_id;
+        ctx.live_mask = ctx.entry_mask;
+        ctx.helper_mask = 0;
+        ctx.fuel = fuel;
+        ctx.out_of_fuel = 0;
+        ctx.scheduler = std::ptr::null();
+        if faulted(ctx) {
+            clear_faults(ctx);
+        }
+    }
+}
+
+fn clear_faults(ctx: &mut WarpContext) {
+    ctx.load_faults = 0;
+    ctx.store_faults = 0;
+    ctx.atomic_faults = 0;
+    ctx.first_fault_kind = abi::FAULT_NONE;
+    ctx.first_fault_lane = 0;
+    ctx.first_fault_space = 0;
+    ctx.first_fault_index = 0;
+    ctx.first_fault_address = 0;
+    ctx.first_fault_function = 0;
+}
+
+/// Replaces `contexts` with the contexts of the workgroup's warps, reusing
+/// its allocation. Fields are written in place: building each context as
+/// a value and moving it in costs more than the rest of a small
+/// workgroup's setup.
+pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<WarpContext>) {
     let cfg = frame.config;
     let threads = cfg.threads_per_workgroup();
-    let warps = cfg.warps_per_workgroup() as u32;
-    (0..warps)
-        .map(|index| {
-            let first = u64::from(index) * u64::from(WARP_SIZE);
-            let present = (threads - first).min(u64::from(WARP_SIZE));
-            let existing = if present == u64::from(WARP_SIZE) {
-                u32::MAX
-            } else {
-                (1u32 << present) - 1
-            };
-            WarpContext {
-                params: frame.params.as_ptr(),
-                buffers: frame.buffers.as_ptr(),
-                shared: frame.shared.as_ptr(),
-                workgroup_id: frame.workgroup_id,
-                num_workgroups: cfg.grid,
-                workgroup_size: cfg.workgroup,
-                warp_index: index,
-                warp_slot: frame.first_warp_slot + index,
-                sm_id: frame.sm_id,
-                sm_count: cfg.sm_count,
-                warps_per_sm: cfg.warps_per_sm,
-                entry_mask: existing,
-                live_mask: existing,
-                helper_mask: 0,
-                load_faults: 0,
-                store_faults: 0,
-                atomic_faults: 0,
-                first_fault_kind: abi::FAULT_NONE,
-                first_fault_lane: 0,
-                first_fault_space: 0,
-                first_fault_index: 0,
-                first_fault_address: 0,
-                first_fault_function: 0,
-                fuel: cfg.fuel.unwrap_or(u64::MAX),
-                out_of_fuel: 0,
-                cancel: frame.cancel,
-                scheduler: std::ptr::null(),
-            }
-        })
-        .collect()
+    let warps = cfg.warps_per_workgroup() as usize;
+    contexts.truncate(warps);
+    while contexts.len() < warps {
+        contexts.push(blank_context());
+    }
+    for (index, ctx) in contexts.iter_mut().enumerate() {
+        let index = index as u32;
+        let first = u64::from(index) * u64::from(WARP_SIZE);
+        let present = (threads - first).min(u64::from(WARP_SIZE));
+        let existing = if present == u64::from(WARP_SIZE) {
+            u32::MAX
+        } else {
+            (1u32 << present) - 1
+        };
+        ctx.params = frame.params.as_ptr();
+        ctx.buffers = frame.buffers.as_ptr();
+        ctx.shared = frame.shared.as_ptr();
+        ctx.workgroup_id = frame.workgroup_id;
+        ctx.num_workgroups = cfg.grid;
+        ctx.workgroup_size = cfg.workgroup;
+        ctx.warp_index = index;
+        ctx.warp_slot = frame.first_warp_slot + index;
+        ctx.sm_id = frame.sm_id;
+        ctx.sm_count = cfg.sm_count;
+        ctx.warps_per_sm = cfg.warps_per_sm;
+        ctx.entry_mask = existing;
+        ctx.live_mask = existing;
+        ctx.helper_mask = 0;
+        clear_faults(ctx);
+        ctx.fuel = cfg.fuel.unwrap_or(u64::MAX);
+        ctx.out_of_fuel = 0;
+        ctx.cancel = frame.cancel;
+        ctx.scheduler = std::ptr::null();
+    }
+}
+
+/// A context to overwrite: no lanes, null pointers.
+fn blank_context() -> WarpContext {
+    WarpContext {
+        params: std::ptr::null(),
+        buffers: std::ptr::null(),
+        shared: std::ptr::null(),
+        workgroup_id: [0; 3],
+        num_workgroups: [0; 3],
+        workgroup_size: [0; 3],
+        warp_index: 0,
+        warp_slot: 0,
+        sm_id: 0,
+        sm_count: 0,
+        warps_per_sm: 0,
+        entry_mask: 0,
+        live_mask: 0,
+        helper_mask: 0,
+        load_faults: 0,
+        store_faults: 0,
+        atomic_faults: 0,
+        first_fault_kind: abi::FAULT_NONE,
+        first_fault_lane: 0,
+        first_fault_space: 0,
+        first_fault_index: 0,
+        first_fault_address: 0,
+        first_fault_function: 0,
+        fuel: 0,
+        out_of_fuel: 0,
+        cancel: std::ptr::null(),
+        scheduler: std::ptr::null(),
+    }
+}
+
+/// Whether the warp made an out-of-bounds access (most workgroups make
+/// none, and then there is no report to build).
+pub(crate) fn faulted(ctx: &WarpContext) -> bool {
+    ctx.first_fault_kind != abi::FAULT_NONE
+        || (ctx.load_faults | ctx.store_faults | ctx.atomic_faults) != 0
 }
 
 /// Runs the warps of `contexts` (one workgroup) to completion in the

@@ -1,9 +1,9 @@
 //! The SM worker threads and what each does during a launch.
 //!
 //! Every SM is one OS thread that lives as long as its runtime and waits
-//! for launches on its own channel. In a launch each SM claims workgroups
-//! from one shared counter (lowest linear index first) until none are left
-//! or the launch is cancelled, runs each claimed workgroup to completion,
+//! for launches on its own channel. In a launch each SM claims runs of
+//! consecutive workgroups from one shared counter (lowest linear index
+//! first) until none are left or the launch is cancelled, runs each claimed workgroup to completion,
 //! and sends one [`SmOutcome`] back. A panic in the backend is caught per
 //! workgroup, so the thread survives it.
 
@@ -56,14 +56,27 @@ impl LaunchJob {
         }
     }
 
-    /// Claims the next workgroup; never counts past the end, so the counter
-    /// cannot wrap whatever the grid size.
-    fn claim(&self) -> Option<u64> {
-        self.next
+    /// Claims the next run of up to `chunk` consecutive workgroups; never
+    /// counts past the end, so the counter cannot wrap whatever the grid
+    /// size.
+    fn claim(&self, chunk: u64) -> Option<std::ops::Range<u64>> {
+        let first = self
+            .next
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < self.workgroups).then_some(n + 1)
+                (n < self.workgroups).then(|| n + chunk.min(self.workgroups - n))
             })
-            .ok()
+            .ok()?;
+        Some(first..first + chunk.min(self.workgroups - first))
+    }
+
+    /// How many workgroups an SM claims at once: one shared counter
+    /// touched per workgroup costs more than a small workgroup's work when
+    /// SMs contend for it, so large grids are handed out in runs, small
+    /// enough (at most 1/16 of an SM's share) that the SMs still finish
+    /// together.
+    fn chunk(&self) -> u64 {
+        let sms = u64::from(self.config.sm_count.max(1));
+        (self.workgroups / (sms * 16)).clamp(1, MAX_CHUNK)
     }
 
     /// The workgroup id of linear index `n` (x fastest).
@@ -75,7 +88,23 @@ impl LaunchJob {
             (n / (gx * gy)) as u32,
         ]
     }
+
+    /// The workgroup id after `id` in linear order (x fastest), without
+    /// the divisions of [`LaunchJob::workgroup_id`].
+    fn next_workgroup_id(&self, [x, y, z]: [u32; 3]) -> [u32; 3] {
+        let [gx, gy, _] = self.config.grid;
+        if x + 1 < gx {
+            [x + 1, y, z]
+        } else if y + 1 < gy {
+            [0, y + 1, z]
+        } else {
+            [0, 0, z.wrapping_add(1)]
+        }
+    }
 }
+
+/// The most workgroups claimed at once.
+const MAX_CHUNK: u64 = 64;
 
 /// Why an SM stopped early.
 pub(crate) enum Failure {
@@ -224,54 +253,85 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
         failure: None,
     };
     let mut memory = SmMemory::new(&job.buffers);
-    while !job.cancel.is_cancelled() {
-        let Some(index) = job.claim() else {
+    let chunk = job.chunk();
+    'claims: while !job.cancel.is_cancelled() {
+        let Some(claimed) = job.claim(chunk) else {
             break;
         };
-        let workgroup_id = job.workgroup_id(index);
-        let work = Workgroup {
-            kernel: &job.kernel,
-            config: &job.config,
-            // One workgroup at a time per SM: its warps take slots from 0.
-            placement: Placement {
-                workgroup_id,
-                sm_id: sm,
-                first_warp_slot: 0,
-            },
-            index,
-            params: &job.params,
-            cancel: &job.cancel,
-        };
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            job.backend.run_workgroup(&work, &mut memory)
-        }));
-        let failure = match result {
-            Ok(Ok(report)) => {
-                outcome.workgroups += 1;
-                outcome.statements = outcome.statements.saturating_add(report.statements);
-                // Claims come in increasing order, so this SM's first fault
-                // is its lowest faulting workgroup's.
+        let mut finished = 0u64;
+        let mut workgroup_id = job.workgroup_id(claimed.start);
+        for index in claimed {
+            if finished > 0 && job.cancel.is_cancelled() {
+                break;
+            }
+            match run_one(sm, job, &mut memory, index, workgroup_id, &mut outcome) {
+                Ok(()) => finished += 1,
+                Err(stopped) => {
+                    job.finished.fetch_add(finished, Ordering::Relaxed);
+                    if let Some(failure) = stopped {
+                        job.cancel.cancel();
+                        outcome.failure = Some(failure);
+                    }
+                    break 'claims;
+                }
+            }
+            workgroup_id = job.next_workgroup_id(workgroup_id);
+        }
+        job.finished.fetch_add(finished, Ordering::Relaxed);
+    }
+    outcome
+}
+
+/// Runs workgroup `index` on SM `sm`, adding to `outcome`. `Err(None)`:
+/// the launch was cancelled; `Err(Some(_))`: the workgroup failed.
+fn run_one(
+    sm: u32,
+    job: &LaunchJob,
+    memory: &mut SmMemory<'_>,
+    index: u64,
+    workgroup_id: [u32; 3],
+    outcome: &mut SmOutcome,
+) -> Result<(), Option<SmFailure>> {
+    let work = Workgroup {
+        kernel: &job.kernel,
+        config: &job.config,
+        // One workgroup at a time per SM: its warps take slots from 0.
+        placement: Placement {
+            workgroup_id,
+            sm_id: sm,
+            first_warp_slot: 0,
+        },
+        index,
+        params: &job.params,
+        cancel: &job.cancel,
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        job.backend.run_workgroup(&work, memory)
+    }));
+    let failure = match result {
+        Ok(Ok(report)) => {
+            outcome.workgroups += 1;
+            outcome.statements = outcome.statements.saturating_add(report.statements);
+            if !report.faults.is_empty() || report.faults.first.is_some() {
+                // Claims come in increasing order, so this SM's first
+                // fault is its lowest faulting workgroup's.
                 if outcome.first_fault_at.is_none() && report.faults.first.is_some() {
                     outcome.first_fault_at = Some(index);
                 }
                 outcome.faults.merge(&report.faults);
-                job.finished.fetch_add(1, Ordering::Relaxed);
-                continue;
             }
-            // Stopped by the watchdog or by another SM's failure.
-            Ok(Err(ExecError::Cancelled)) => break,
-            Ok(Err(e)) => Failure::Exec(e),
-            Err(payload) => Failure::Panic(panic_message(payload.as_ref())),
-        };
-        job.cancel.cancel();
-        outcome.failure = Some(SmFailure {
-            index,
-            workgroup: workgroup_id,
-            failure,
-        });
-        break;
-    }
-    outcome
+            return Ok(());
+        }
+        // Stopped by the watchdog or by another SM's failure.
+        Ok(Err(ExecError::Cancelled)) => return Err(None),
+        Ok(Err(e)) => Failure::Exec(e),
+        Err(payload) => Failure::Panic(panic_message(payload.as_ref())),
+    };
+    Err(Some(SmFailure {
+        index,
+        workgroup: workgroup_id,
+        failure,
+    }))
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

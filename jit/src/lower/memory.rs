@@ -840,6 +840,52 @@ fn aggregated_add<'ctx>(
     Ok(b.build_select(a.mask, olds, zero, "")?.into_vector_value())
 }
 
+/// The update of `atom.OP` (not `cswap`, `iwrap`, `dwrap`) as a plain load
+/// and store of the element at `ptr`; returns the old value.
+fn plain_update<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    ptr: PointerValue<'ctx>,
+    val: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let align = elem.bytes();
+    let old = b.build_load(val.get_type(), ptr, "")?;
+    if let Some(inst) = old.as_instruction_value() {
+        inst.set_alignment(align)
+            .map_err(|err| JitError::Llvm(err.to_string()))?;
+    }
+    let old = old.into_int_value();
+    let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
+        let keep = b.build_int_compare(pred, old, val, "")?;
+        Ok(b.build_select(keep, old, val, "")?.into_int_value())
+    };
+    let signed = elem.is_signed();
+    let new = match op {
+        AtomOp::Add => b.build_int_add(old, val, "")?,
+        AtomOp::And => b.build_and(old, val, "")?,
+        AtomOp::Or => b.build_or(old, val, "")?,
+        AtomOp::Xor => b.build_xor(old, val, "")?,
+        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+        AtomOp::Min => pick(IntPredicate::ULT)?,
+        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+        AtomOp::Max => pick(IntPredicate::UGT)?,
+        AtomOp::Exch => val,
+        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+            return Err(JitError::Internal(format!(
+                "{op:?} has no plain shared-memory form"
+            )))
+        }
+    };
+    let store = b.build_store(ptr, new)?;
+    store
+        .set_alignment(align)
+        .map_err(|err| JitError::Llvm(err.to_string()))?;
+    Ok(old)
+}
+
 /// `atom.OP.FMT`: real atomic instructions, one per active non-helper
 /// in-bounds lane, in ascending lane order (a loop over the mask's set bits).
 /// Other lanes get 0.
@@ -909,7 +955,23 @@ pub fn atomic<'ctx>(
     let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[off], "")? };
     let val = b.build_extract_element(v, lane, "")?.into_int_value();
     let order = AtomicOrdering::SequentiallyConsistent;
+    let plain = matches!(mem, MemRef::Shared(_))
+        && matches!(
+            op,
+            AtomOp::Add
+                | AtomOp::Min
+                | AtomOp::Max
+                | AtomOp::And
+                | AtomOp::Or
+                | AtomOp::Xor
+                | AtomOp::Exch
+        );
     let old = match op {
+        // A workgroup's shared memory is touched only by its own warps,
+        // which run on one thread and switch only at barriers: a plain
+        // read-modify-write per lane, in lane order, is indivisible there
+        // and far cheaper than a locked instruction.
+        _ if plain => plain_update(fl, op, elem, ptr, val)?,
         AtomOp::Cswap => {
             let new = v2.ok_or_else(|| JitError::Internal("cswap without a new value".into()))?;
             let new = b.build_extract_element(new, lane, "")?.into_int_value();

@@ -5,7 +5,7 @@ use super::{memory, FnLowering};
 use crate::abi::offsets;
 use crate::emit::LANES;
 use crate::JitError;
-use inkwell::values::{BasicValueEnum, VectorValue};
+use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use warpjit_ir::semantics::lane_mask;
 use warpjit_ir::{BinaryOp, Builtin, CmpOp, Dim, Inst, Op, Type, UnaryOp};
@@ -260,25 +260,7 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         Ok(e.b.build_int_add(base, lane_ids(fl), "")?)
     };
     let size = |d: Dim| ctx_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64);
-    let local_id = |d: Dim| -> Result<V<'ctx>, JitError> {
-        let li = local_index()?;
-        // Launch validation makes sizes non-zero; umax keeps the divisions total.
-        let one = e.splat_int(32, 1);
-        let sx = umax(fl, size(Dim::X)?, one)?;
-        let sy = umax(fl, size(Dim::Y)?, one)?;
-        Ok(match d {
-            Dim::X => small_rem(fl, li, sx)?,
-            Dim::Y => {
-                let q = small_div(fl, li, sx)?;
-                small_rem(fl, q, sy)?
-            }
-            Dim::Z => {
-                let sxy = e.b.build_int_mul(sx, sy, "")?;
-                let sxy = umax(fl, sxy, one)?;
-                small_div(fl, li, sxy)?
-            }
-        })
-    };
+    let local_id = |d: Dim| local_id(fl, d);
     Ok(match b {
         Builtin::GlobalId(d) => {
             let wg = ctx_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?;
@@ -308,6 +290,92 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
             e.b.build_int_truncate(bit, e.i1().vec_type(LANES), "")?
         }
     })
+}
+
+/// `local_id.d` of the warp's lanes, whose local indices are the
+/// consecutive `32 * warp_index + lane`. When the workgroup is at least 32
+/// wide, a warp's run of indices crosses at most one row (or plane)
+/// boundary, so one scalar division per warp and a compare per lane give
+/// the ids; narrower workgroups take a division per lane.
+fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let int = e.i32();
+    let field = |offset: u64| -> Result<IntValue<'ctx>, JitError> {
+        Ok(e.load_field(fl.ctxp, offset, int.into(), 4)?
+            .into_int_value())
+    };
+    // Launch validation makes sizes non-zero; the maxima keep the
+    // divisions total whatever the context holds.
+    let at_least_one = |v: IntValue<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        let zero = b.build_int_compare(IntPredicate::EQ, v, int.const_zero(), "")?;
+        Ok(b.build_select(zero, int.const_int(1, false), v, "")?
+            .into_int_value())
+    };
+    let sx = at_least_one(field(offsets::WORKGROUP_SIZE)?)?;
+    let sy = at_least_one(field(offsets::WORKGROUP_SIZE + 4)?)?;
+    let warp = field(offsets::WARP_INDEX)?;
+    let first = b.build_int_mul(warp, int.const_int(32, false), "")?;
+    let wide = b.build_int_compare(IntPredicate::UGE, sx, int.const_int(32, false), "")?;
+    let wide_bb = e.cx.append_basic_block(fl.func, "local_id.wide");
+    let narrow_bb = e.cx.append_basic_block(fl.func, "local_id.narrow");
+    let join = e.cx.append_basic_block(fl.func, "local_id.done");
+    b.build_conditional_branch(wide, wide_bb, narrow_bb)?;
+
+    b.position_at_end(wide_bb);
+    // Sizes are at most 1024 threads, so the product cannot overflow.
+    let row = match d {
+        Dim::X | Dim::Y => sx,
+        Dim::Z => b.build_int_mul(sx, sy, "")?,
+    };
+    let q0 = b.build_int_unsigned_div(first, row, "")?;
+    let r0 = b.build_int_unsigned_rem(first, row, "")?;
+    let along = b.build_int_add(e.splat(r0.into())?, lane_ids(fl), "")?;
+    let row_v = e.splat(row.into())?;
+    let wraps = b.build_int_compare(IntPredicate::UGE, along, row_v, "")?;
+    let carry = b.build_int_z_extend(wraps, e.int_vec(32), "")?;
+    let fast = match d {
+        Dim::X => {
+            let back = select(fl, wraps, row_v, e.splat_int(32, 0))?;
+            b.build_int_sub(along, back, "")?
+        }
+        Dim::Y => {
+            let y0 = b.build_int_unsigned_rem(q0, sy, "")?;
+            let y = b.build_int_add(e.splat(y0.into())?, carry, "")?;
+            let full = b.build_int_compare(IntPredicate::EQ, y, e.splat(sy.into())?, "")?;
+            select(fl, full, e.splat_int(32, 0), y)?
+        }
+        Dim::Z => b.build_int_add(e.splat(q0.into())?, carry, "")?,
+    };
+    let wide_end = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(narrow_bb);
+    let li = b.build_int_add(e.splat(first.into())?, lane_ids(fl), "")?;
+    let sxv = e.splat(sx.into())?;
+    let syv = e.splat(sy.into())?;
+    let slow = match d {
+        Dim::X => small_rem(fl, li, sxv)?,
+        Dim::Y => {
+            let q = small_div(fl, li, sxv)?;
+            small_rem(fl, q, syv)?
+        }
+        Dim::Z => {
+            let sxy = b.build_int_mul(sx, sy, "")?;
+            small_div(fl, li, e.splat(sxy.into())?)?
+        }
+    };
+    let narrow_end = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let phi = b.build_phi(e.int_vec(32), "")?;
+    phi.add_incoming(&[(&fast, wide_end), (&slow, narrow_end)]);
+    Ok(phi.as_basic_value().into_vector_value())
 }
 
 /// `a / b` for non-zero `a`, `b` below 2^24 (local indices and workgroup
@@ -360,12 +428,6 @@ fn div32<'ctx>(
     };
     let r = e.b.build_int_sub(a, e.b.build_int_mul(q, b, "")?, "")?;
     Ok((q, r))
-}
-
-fn umax<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let gt = e.b.build_int_compare(IntPredicate::UGT, a, b, "")?;
-    Ok(e.b.build_select(gt, a, b, "")?.into_vector_value())
 }
 
 fn select<'ctx>(

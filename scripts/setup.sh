@@ -6,7 +6,7 @@
 # Safe to run any number of times. Run it directly, or source it and call
 # ensure_prerequisites (dev.sh does that, so a PATH fix-up reaches cargo).
 
-MIN_RUST="1.82"
+MIN_RUST="1.88"
 LLVM_PACKAGES=(llvm-19-dev libpolly-19-dev libzstd-dev zlib1g-dev)
 
 say() { printf 'setup: %s\n' "$*" >&2; }

@@ -153,17 +153,10 @@ pub(crate) struct WorkgroupFrame<'a> {
 /// them borrow from `frame`.
 pub(crate) fn warp_contexts(frame: &WorkgroupFrame<'_>) -> Vec<WarpContext> {
     let cfg = frame.config;
-    let threads = cfg.threads_per_workgroup();
     let warps = cfg.warps_per_workgroup() as u32;
     (0..warps)
         .map(|index| {
-            let first = u64::from(index) * u64::from(WARP_SIZE);
-            let present = (threads - first).min(u64::from(WARP_SIZE));
-            let existing = if present == u64::from(WARP_SIZE) {
-                u32::MAX
-            } else {
-                (1u32 << present) - 1
-            };
+            let existing = cfg.lanes_present(index);
             WarpContext {
                 params: frame.params.as_ptr(),
                 buffers: frame.buffers.as_ptr(),

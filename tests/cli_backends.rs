@@ -4,7 +4,7 @@
 //! (Several SM counts are compared in `examples_on_runtime.rs`.)
 
 mod cli_support;
-use cli_support::{scratch, warpjit};
+use cli_support::{scratch, warpjit, SMALL_MANDELBROT};
 use std::path::Path;
 use warpjit::ir::text;
 
@@ -52,19 +52,7 @@ fn every_example_is_the_same_on_the_jit_and_the_interpreter() {
                 "1".to_string(),
             ];
             if name == "mandelbrot.warp" {
-                // The full image takes the debug-build interpreter seconds.
-                for word in [
-                    "--grid",
-                    "24",
-                    "--param",
-                    "width=96",
-                    "--param",
-                    "height=64",
-                    "--buffer",
-                    "out=zeros:u32:6144",
-                    "--image",
-                    "96x64",
-                ] {
+                for word in SMALL_MANDELBROT.iter().chain(&["--image", "96x64"]) {
                     args.push(word.to_string());
                 }
             }

@@ -9,6 +9,7 @@
 //! multiples of a warp or a workgroup.
 
 use std::path::PathBuf;
+use warpjit::bench::baselines::{self, MandelbrotSize, Threads};
 use warpjit::ir::{text, VerifiedModule};
 use warpjit::run::{self, RunOptions, RunPlan};
 
@@ -100,33 +101,17 @@ fn hash_bytes(n: u32) -> Vec<u8> {
 
 // ---------------------------------------------------------------- mandelbrot
 
-/// W1's recurrence in scalar Rust, operation for operation as the kernel
-/// (Rust never fuses a multiply and an add).
+/// W1's iteration counts from the scalar baseline, operation for operation
+/// as the kernel (Rust never fuses a multiply and an add).
 fn mandelbrot_reference(width: u32, height: u32, max_iter: u32) -> Vec<u32> {
-    let dx = 3.0f32 / width as f32;
-    let dy = 2.0f32 / height as f32;
-    (0..width * height)
-        .map(|gid| {
-            let (px, py) = (gid % width, gid / width);
-            let cx = px as f32 * dx + -2.0;
-            let cy = py as f32 * dy + -1.0;
-            let (mut zr, mut zi) = (cx, cy);
-            let mut n = 0;
-            while n < max_iter {
-                let zr2 = zr * zr;
-                let zi2 = zi * zi;
-                if zr2 + zi2 > 4.0 {
-                    break;
-                }
-                let re = zr2 - zi2;
-                let im = (zr * 2.0) * zi;
-                zr = cx + re;
-                zi = cy + im;
-                n += 1;
-            }
-            n
-        })
-        .collect()
+    let size = MandelbrotSize {
+        width,
+        height,
+        max_iter,
+    };
+    let mut counts = vec![0; (width * height) as usize];
+    baselines::mandelbrot(size, &mut counts, Threads::One);
+    counts
 }
 
 fn check_mandelbrot(width: u32, height: u32, max_iter: u32) {

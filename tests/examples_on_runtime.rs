@@ -3,6 +3,10 @@
 //! `interp::launch`, whatever the number of SMs and warp slots: they are
 //! race-free (atomics only where the order does not change the outcome).
 
+// Only the example options are used here, not the process plumbing.
+#[allow(dead_code)]
+mod cli_support;
+use cli_support::SMALL_MANDELBROT;
 use std::path::PathBuf;
 use warpjit::ir::interp::{self, LaunchConfig};
 use warpjit::ir::{text, VerifiedModule};
@@ -76,20 +80,7 @@ fn identical(expected: &[Vec<u8>], actual: &[Vec<u8>], shape: &str) {
 
 #[test]
 fn order_independent_examples_give_identical_buffers() {
-    check(
-        "mandelbrot.warp",
-        &[
-            "--grid",
-            "24",
-            "--param",
-            "width=96",
-            "--param",
-            "height=64",
-            "--buffer",
-            "out=zeros:u32:6144",
-        ],
-        identical,
-    );
+    check("mandelbrot.warp", &SMALL_MANDELBROT, identical);
     check("histogram_atomics.warp", &[], identical);
     check("reduce_shuffle_xor.warp", &[], identical);
     check("scan_shuffle_up.warp", &[], identical);

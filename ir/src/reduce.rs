@@ -430,9 +430,7 @@ fn delete_functions(c: &Candidate, n: usize) -> Option<Candidate> {
         crate::module::walk_block(&f.body, &mut |s| {
             if let Stmt::Inst(i) = s {
                 if let Op::Call(callee) = i.op {
-                    if let Some(slot) = called.get_mut(callee as usize) {
-                        *slot = true;
-                    }
+                    mark(&mut called, callee);
                 }
             }
         });
@@ -457,9 +455,7 @@ fn delete_shared(c: &Candidate, n: usize) -> Option<Candidate> {
             if let Stmt::Inst(i) = s {
                 if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } = &i.op {
                     if let crate::ops::MemRef::Shared(k) = mem {
-                        if let Some(slot) = used.get_mut(*k as usize) {
-                            *slot = true;
-                        }
+                        mark(&mut used, *k);
                     }
                 }
             }
@@ -474,56 +470,61 @@ fn delete_shared(c: &Candidate, n: usize) -> Option<Candidate> {
     Some(out)
 }
 
-fn renumber_shared(b: &mut Block, removed: u32) {
-    for s in &mut b.stmts {
+/// Calls `visit` for every statement of `block`, depth first, in order,
+/// with leave to change it (but not the blocks it holds).
+fn walk_block_mut(block: &mut Block, visit: &mut dyn FnMut(&mut Stmt)) {
+    for s in &mut block.stmts {
+        visit(s);
         match s {
-            Stmt::Inst(i) => {
-                if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } =
-                    &mut i.op
-                {
-                    if let crate::ops::MemRef::Shared(k) = mem {
-                        if *k > removed {
-                            *k -= 1;
-                        }
-                    }
-                }
-            }
             Stmt::If {
                 then_body,
                 else_body,
                 ..
             } => {
-                renumber_shared(then_body, removed);
-                renumber_shared(else_body, removed);
+                walk_block_mut(then_body, visit);
+                walk_block_mut(else_body, visit);
             }
-            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => renumber_shared(body, removed),
+            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => walk_block_mut(body, visit),
             _ => {}
         }
     }
 }
 
-fn renumber_calls(b: &mut Block, removed: u32) {
-    for s in &mut b.stmts {
-        match s {
-            Stmt::Inst(i) => {
-                if let Op::Call(callee) = &mut i.op {
-                    if *callee > removed {
-                        *callee -= 1;
+/// The operands `s` reads and the places it writes, its own only.
+fn operands_and_places(s: &mut Stmt) -> (Vec<&mut Operand>, &mut [Place]) {
+    match s {
+        Stmt::Inst(i) => (i.args.iter_mut().collect(), &mut i.results),
+        Stmt::If { cond, .. } => (vec![cond], &mut []),
+        Stmt::Ordered { key, .. } => (vec![key], &mut []),
+        Stmt::Return { values, .. } => (values.iter_mut().collect(), &mut []),
+        _ => (Vec::new(), &mut []),
+    }
+}
+
+fn renumber_shared(b: &mut Block, removed: u32) {
+    walk_block_mut(b, &mut |s| {
+        if let Stmt::Inst(i) = s {
+            if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } = &mut i.op {
+                if let crate::ops::MemRef::Shared(k) = mem {
+                    if *k > removed {
+                        *k -= 1;
                     }
                 }
             }
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                renumber_calls(then_body, removed);
-                renumber_calls(else_body, removed);
-            }
-            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => renumber_calls(body, removed),
-            _ => {}
         }
-    }
+    });
+}
+
+fn renumber_calls(b: &mut Block, removed: u32) {
+    walk_block_mut(b, &mut |s| {
+        if let Stmt::Inst(i) = s {
+            if let Op::Call(callee) = &mut i.op {
+                if *callee > removed {
+                    *callee -= 1;
+                }
+            }
+        }
+    });
 }
 
 /// Variants with a smaller grid or workgroup: each dimension halved, or 1.
@@ -581,196 +582,92 @@ fn shorten_buffers(c: &Candidate, n: usize) -> Option<Candidate> {
 fn drop_unused_values(f: &mut Function) {
     let mut live = vec![false; f.values.len()];
     for p in &f.params {
-        if let Some(slot) = live.get_mut(p.0 as usize) {
-            *slot = true;
-        }
+        mark(&mut live, p.0);
     }
-    crate::module::walk_block(&f.body, &mut |s| {
-        let mut mark = |v: ValueId| {
-            if let Some(slot) = live.get_mut(v.0 as usize) {
-                *slot = true;
-            }
-        };
-        match s {
-            Stmt::Inst(i) => {
-                for a in &i.args {
-                    if let Operand::Value(v) = a {
-                        mark(*v);
-                    }
-                }
-                for r in &i.results {
-                    if let Place::Value(v) = r {
-                        mark(*v);
-                    }
-                }
-            }
-            Stmt::If {
-                cond: Operand::Value(v),
-                ..
-            }
-            | Stmt::Ordered {
-                key: Operand::Value(v),
-                ..
-            } => mark(*v),
-            Stmt::Return { values, .. } => {
-                for a in values {
-                    if let Operand::Value(v) = a {
-                        mark(*v);
-                    }
-                }
-            }
-            _ => {}
-        }
-    });
+    visit_ids(&mut f.body, &mut |v| mark(&mut live, v.0), &mut |_| {});
     if live.iter().all(|l| *l) {
         return;
     }
-    let mut new_index = Vec::with_capacity(live.len());
-    let mut next = 0u32;
-    for l in &live {
-        new_index.push(next);
-        if *l {
-            next += 1;
-        }
-    }
-    let mut i = 0;
-    f.values.retain(|_| {
-        i += 1;
-        live[i - 1]
-    });
-    let map = |v: &mut ValueId| {
-        if let Some(n) = new_index.get(v.0 as usize) {
-            v.0 = *n;
-        }
-    };
+    let new_index = compacted_indices(&live);
+    retain_marked(&mut f.values, &live);
     for p in &mut f.params {
-        map(p);
+        renumber(&new_index, &mut p.0);
     }
-    renumber_values(&mut f.body, &map);
+    visit_ids(
+        &mut f.body,
+        &mut |v| renumber(&new_index, &mut v.0),
+        &mut |_| {},
+    );
 }
 
 /// Removes variables nothing reads or writes, renumbering the rest.
 fn drop_unused_vars(f: &mut Function) {
     let mut used = vec![false; f.vars.len()];
-    crate::module::walk_block(&f.body, &mut |s| {
-        let mut mark = |o: &Operand| {
-            if let Operand::Var(v) = o {
-                if let Some(slot) = used.get_mut(v.0 as usize) {
-                    *slot = true;
-                }
-            }
-        };
-        match s {
-            Stmt::Inst(i) => {
-                i.args.iter().for_each(&mut mark);
-                for r in &i.results {
-                    if let Place::Var(v) = r {
-                        mark(&Operand::Var(*v));
-                    }
-                }
-            }
-            Stmt::If { cond, .. } => mark(cond),
-            Stmt::Ordered { key, .. } => mark(key),
-            Stmt::Return { values, .. } => values.iter().for_each(&mut mark),
-            _ => {}
-        }
-    });
+    visit_ids(&mut f.body, &mut |_| {}, &mut |v| mark(&mut used, v.0));
     if used.iter().all(|u| *u) {
         return;
     }
-    let mut new_index = Vec::with_capacity(used.len());
-    let mut next = 0u32;
-    for u in &used {
-        new_index.push(next);
-        if *u {
-            next += 1;
-        }
-    }
-    let mut i = 0;
-    f.vars.retain(|_| {
-        i += 1;
-        used[i - 1]
+    let new_index = compacted_indices(&used);
+    retain_marked(&mut f.vars, &used);
+    visit_ids(&mut f.body, &mut |_| {}, &mut |v| {
+        renumber(&new_index, &mut v.0)
     });
-    renumber_vars(&mut f.body, &new_index);
 }
 
-fn renumber_vars(b: &mut Block, new_index: &[u32]) {
-    let map = |v: &mut VarId| {
-        if let Some(n) = new_index.get(v.0 as usize) {
-            v.0 = *n;
-        }
-    };
-    let operand = |o: &mut Operand| {
-        if let Operand::Var(v) = o {
-            map(v);
-        }
-    };
-    for s in &mut b.stmts {
-        match s {
-            Stmt::Inst(i) => {
-                i.args.iter_mut().for_each(operand);
-                for r in &mut i.results {
-                    if let Place::Var(v) = r {
-                        map(v);
-                    }
-                }
-            }
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => {
-                operand(cond);
-                renumber_vars(then_body, new_index);
-                renumber_vars(else_body, new_index);
-            }
-            Stmt::Loop { body, .. } => renumber_vars(body, new_index),
-            Stmt::Ordered { key, body, .. } => {
-                operand(key);
-                renumber_vars(body, new_index);
-            }
-            Stmt::Return { values, .. } => values.iter_mut().for_each(operand),
-            _ => {}
-        }
+/// Marks `index` in `marks` (an index out of range marks nothing).
+fn mark(marks: &mut [bool], index: u32) {
+    if let Some(slot) = marks.get_mut(index as usize) {
+        *slot = true;
     }
 }
 
-fn renumber_values(b: &mut Block, map: &dyn Fn(&mut ValueId)) {
-    let operand = |o: &mut Operand| {
-        if let Operand::Value(v) = o {
-            map(v);
-        }
-    };
-    for s in &mut b.stmts {
-        match s {
-            Stmt::Inst(i) => {
-                i.args.iter_mut().for_each(operand);
-                for r in &mut i.results {
-                    if let Place::Value(v) = r {
-                        map(v);
-                    }
-                }
-            }
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => {
-                operand(cond);
-                renumber_values(then_body, map);
-                renumber_values(else_body, map);
-            }
-            Stmt::Loop { body, .. } => renumber_values(body, map),
-            Stmt::Ordered { key, body, .. } => {
-                operand(key);
-                renumber_values(body, map);
-            }
-            Stmt::Return { values, .. } => values.iter_mut().for_each(operand),
-            _ => {}
-        }
+/// Moves `index` to where [`compacted_indices`] sent it.
+fn renumber(new_index: &[u32], index: &mut u32) {
+    if let Some(n) = new_index.get(*index as usize) {
+        *index = *n;
     }
+}
+
+/// Where each index goes when only those marked in `keep` stay, in order.
+fn compacted_indices(keep: &[bool]) -> Vec<u32> {
+    let mut next = 0u32;
+    keep.iter()
+        .map(|&k| {
+            let index = next;
+            next += u32::from(k);
+            index
+        })
+        .collect()
+}
+
+/// Keeps the items of `items` marked in `keep`.
+fn retain_marked<T>(items: &mut Vec<T>, keep: &[bool]) {
+    let mut i = 0;
+    items.retain(|_| {
+        i += 1;
+        keep[i - 1]
+    });
+}
+
+/// Calls `value` for every value and `var` for every variable that the
+/// statements of `b` read or write.
+fn visit_ids(b: &mut Block, value: &mut dyn FnMut(&mut ValueId), var: &mut dyn FnMut(&mut VarId)) {
+    walk_block_mut(b, &mut |s| {
+        let (operands, places) = operands_and_places(s);
+        for o in operands {
+            match o {
+                Operand::Value(v) => value(v),
+                Operand::Var(v) => var(v),
+                _ => {}
+            }
+        }
+        for p in places {
+            match p {
+                Place::Value(v) => value(v),
+                Place::Var(v) => var(v),
+            }
+        }
+    });
 }
 
 #[cfg(test)]

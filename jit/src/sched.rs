@@ -244,7 +244,6 @@ fn clear_faults(ctx: &mut WarpContext) {
 /// workgroup's setup.
 pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<WarpContext>) {
     let cfg = frame.config;
-    let threads = cfg.threads_per_workgroup();
     let warps = cfg.warps_per_workgroup() as usize;
     contexts.truncate(warps);
     while contexts.len() < warps {
@@ -252,13 +251,7 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
     }
     for (index, ctx) in contexts.iter_mut().enumerate() {
         let index = index as u32;
-        let first = u64::from(index) * u64::from(WARP_SIZE);
-        let present = (threads - first).min(u64::from(WARP_SIZE));
-        let existing = if present == u64::from(WARP_SIZE) {
-            u32::MAX
-        } else {
-            (1u32 << present) - 1
-        };
+        let existing = cfg.lanes_present(index);
         ctx.params = frame.params.as_ptr();
         ctx.buffers = frame.buffers.as_ptr();
         ctx.shared = frame.shared.as_ptr();

@@ -319,18 +319,36 @@ pub struct Market {
     pub volatility: f32,
 }
 
+/// W8's options, one per index: the spot price, the strike price and the
+/// years to expiry.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionContracts<'a> {
+    pub spot: &'a [f32],
+    pub strike: &'a [f32],
+    pub years: &'a [f32],
+}
+
+impl<'a> OptionContracts<'a> {
+    /// The options at `at`.
+    fn range(self, at: std::ops::Range<usize>) -> OptionContracts<'a> {
+        OptionContracts {
+            spot: &self.spot[at.clone()],
+            strike: &self.strike[at.clone()],
+            years: &self.years[at],
+        }
+    }
+}
+
 host_isa! {
     fn price_options(
         market: Market,
-        spot: &[f32],
-        strike: &[f32],
-        years: &[f32],
+        options: OptionContracts<'_>,
         call: &mut [f32],
         put: &mut [f32],
     ) {
         let Market { rate: r, volatility: v } = market;
         for i in 0..call.len() {
-            let (s, x, t) = (spot[i], strike[i], years[i]);
+            let (s, x, t) = (options.spot[i], options.strike[i], options.years[i]);
             let sqrt_t = t.sqrt();
             let d1 = ((s / x).ln() + (r + 0.5 * v * v) * t) / (v * sqrt_t);
             let d2 = d1 - v * sqrt_t;
@@ -345,29 +363,20 @@ host_isa! {
 /// W8: call and put prices.
 pub fn blackscholes(
     market: Market,
-    spot: &[f32],
-    strike: &[f32],
-    years: &[f32],
+    options: OptionContracts<'_>,
     call: &mut [f32],
     put: &mut [f32],
     threads: Threads,
 ) {
     match threads {
-        Threads::One => price_options(market, spot, strike, years, call, put),
+        Threads::One => price_options(market, options, call, put),
         Threads::All => call
             .par_chunks_mut(CHUNK)
             .zip(put.par_chunks_mut(CHUNK))
             .enumerate()
             .for_each(|(c, (call, put))| {
                 let at = c * CHUNK..c * CHUNK + call.len();
-                price_options(
-                    market,
-                    &spot[at.clone()],
-                    &strike[at.clone()],
-                    &years[at],
-                    call,
-                    put,
-                )
+                price_options(market, options.range(at), call, put)
             }),
     }
 }
@@ -444,15 +453,12 @@ mod tests {
             volatility: 0.3,
         };
         let (mut call, mut put) = ([0.0f32], [0.0f32]);
-        blackscholes(
-            market,
-            &[20.0],
-            &[20.0],
-            &[1.0],
-            &mut call,
-            &mut put,
-            Threads::One,
-        );
+        let options = OptionContracts {
+            spot: &[20.0],
+            strike: &[20.0],
+            years: &[1.0],
+        };
+        blackscholes(market, options, &mut call, &mut put, Threads::One);
         let parity = 20.0 - 20.0 * (-0.02f32).exp();
         assert!((call[0] - put[0] - parity).abs() < 1e-4, "{call:?} {put:?}");
         // The closed form (with erf) gives 2.564316.

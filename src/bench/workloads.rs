@@ -2,7 +2,7 @@
 //! inputs at full or test size, its scalar Rust twin, and how its output is
 //! checked against that twin.
 
-use crate::bench::baselines::{self, MandelbrotSize, Market, Threads};
+use crate::bench::baselines::{self, MandelbrotSize, Market, OptionContracts, Threads};
 use crate::bench::inputs::{f32_bytes, f32s, hash_bytes, hash_field, hash_values, u32_bytes, u32s};
 use crate::bench::{parse_module, Launch, Prepared, Size};
 use std::hint::black_box;
@@ -403,15 +403,12 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
     let years: Vec<f32> = (0..n).map(|i| hash_field(i, 2, n, 0.25, 10.0)).collect();
     let mut call = vec![0f32; n];
     let mut put = vec![0f32; n];
-    baselines::blackscholes(
-        market,
-        &spot,
-        &strike,
-        &years,
-        &mut call,
-        &mut put,
-        Threads::One,
-    );
+    let options = OptionContracts {
+        spot: &spot,
+        strike: &strike,
+        years: &years,
+    };
+    baselines::blackscholes(market, options, &mut call, &mut put, Threads::One);
     let expected = (call.clone(), put.clone());
     let buffers = vec![
         f32_bytes(&spot),
@@ -429,7 +426,12 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
         launch: launch("blackscholes", groups_for(n), params, buffers)?,
         units: n as f64,
         baseline: Some(Box::new(move |threads| {
-            baselines::blackscholes(market, &spot, &strike, &years, &mut call, &mut put, threads);
+            let options = OptionContracts {
+                spot: &spot,
+                strike: &strike,
+                years: &years,
+            };
+            baselines::blackscholes(market, options, &mut call, &mut put, threads);
             black_box((&call, &put));
         })),
         check: Some(Box::new(move |buffers| {

@@ -4,6 +4,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `warpjit run` options that shrink `examples/mandelbrot.warp` to a 96x64
+/// image (24 workgroups of 256): the full image takes the debug-build
+/// interpreter seconds. Not every test binary that includes this uses it.
+#[allow(dead_code)]
+pub const SMALL_MANDELBROT: [&str; 8] = [
+    "--grid",
+    "24",
+    "--param",
+    "width=96",
+    "--param",
+    "height=64",
+    "--buffer",
+    "out=zeros:u32:6144",
+];
+
 pub struct Run {
     pub code: i32,
     pub stdout: String,

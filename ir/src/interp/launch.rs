@@ -10,7 +10,6 @@ use super::warp::{WarpState, WarpStatus};
 use super::{ExecError, LaunchConfig, LaunchReport};
 use crate::module::{FuncId, Function, Module};
 use crate::verify::VerifiedModule;
-use crate::WARP_SIZE;
 use std::sync::atomic::AtomicBool;
 
 use crate::verify::MAX_WORKGROUP_INVOCATIONS as MAX_WORKGROUP_THREADS;
@@ -253,17 +252,10 @@ fn run_validated<'m>(
         shared.push(bytes);
     }
 
-    let threads = cfg.threads_per_workgroup();
     let warp_count = cfg.warps_per_workgroup() as u32;
     let mut warps = Vec::with_capacity(warp_count as usize);
     for index in 0..warp_count {
-        let first = u64::from(index) * u64::from(WARP_SIZE);
-        let present = (threads - first).min(u64::from(WARP_SIZE));
-        let existing = if present == u64::from(WARP_SIZE) {
-            u32::MAX
-        } else {
-            (1u32 << present) - 1
-        };
+        let existing = cfg.lanes_present(index);
         warps.push(WarpState::new(index, existing, kernel, cfg.fuel)?);
     }
 

@@ -90,6 +90,19 @@ impl LaunchConfig {
             .fold(1u64, |n, d| n.saturating_mul(u64::from(*d)))
     }
 
+    /// The lanes of warp `warp` that hold an invocation of the workgroup:
+    /// all of them but in a last, partial warp (and none past the last).
+    pub fn lanes_present(&self, warp: u32) -> u32 {
+        let size = u64::from(crate::WARP_SIZE);
+        let first = u64::from(warp) * size;
+        let present = self.threads_per_workgroup().saturating_sub(first).min(size);
+        if present == size {
+            u32::MAX
+        } else {
+            (1u32 << present) - 1
+        }
+    }
+
     /// Warps per workgroup (saturating).
     pub fn warps_per_workgroup(&self) -> u64 {
         self.threads_per_workgroup()

@@ -33,15 +33,17 @@ struct Access<'ctx> {
     lane_stride: u64,
 }
 
-/// Base pointer, byte length (per lane for private arrays), fault space and
-/// index, and the per-lane stride of a memory.
-type Span<'ctx> = (
-    inkwell::values::PointerValue<'ctx>,
-    IntValue<'ctx>,
-    u32,
-    u32,
-    u64,
-);
+/// Where a memory is and how faults in it are reported.
+struct Span<'ctx> {
+    base: PointerValue<'ctx>,
+    /// Byte length (per lane for private arrays).
+    len: IntValue<'ctx>,
+    /// Fault space (`abi::SPACE_*`) and the memory's index in it.
+    space: u32,
+    index: u32,
+    /// Private arrays: lane `l`'s array starts `l * lane_stride` bytes in.
+    lane_stride: u64,
+}
 
 fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
     let e = fl.e;
@@ -54,8 +56,13 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
                 .privates
                 .get(p as usize)
                 .ok_or_else(|| JitError::Internal(format!("no private array {p}")))?;
-            let len = e.i64().const_int(size, false);
-            return Ok((base, len, abi::SPACE_PRIVATE, p, stride));
+            return Ok(Span {
+                base,
+                len: e.i64().const_int(size, false),
+                space: abi::SPACE_PRIVATE,
+                index: p,
+                lane_stride: stride,
+            });
         }
     };
     let spans = e
@@ -68,7 +75,13 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
     let len = e
         .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
         .into_int_value();
-    Ok((base, len, space, index, 0))
+    Ok(Span {
+        base,
+        len,
+        space,
+        index,
+        lane_stride: 0,
+    })
 }
 
 /// Builds the checked access and records out-of-bounds lanes of `mask`.
@@ -82,7 +95,8 @@ fn access<'ctx>(
     kind: u32,
 ) -> Result<Access<'ctx>, JitError> {
     let e = fl.e;
-    let (base, len, space, index, lane_stride) = span(fl, mem)?;
+    let span = span(fl, mem)?;
+    let len = span.len;
     let addr64 = if addr_ty == Type::I64 {
         addr
     } else {
@@ -101,15 +115,15 @@ fn access<'ctx>(
     let inside = e.b.build_and(below, fits, "")?;
     let ok = e.b.build_and(mask, inside, "")?;
     let outside = e.b.build_and(mask, e.b.build_not(inside, "")?, "")?;
-    count_faults(fl, outside, addr64, kind, space, index)?;
+    count_faults(fl, outside, addr64, kind, &span)?;
     let offsets =
         e.b.build_select(ok, aligned, e.int_vec(64).const_zero(), "")?
             .into_vector_value();
     Ok(Access {
-        base,
+        base: span.base,
         offsets,
         mask: ok,
-        lane_stride,
+        lane_stride: span.lane_stride,
     })
 }
 
@@ -118,8 +132,7 @@ fn count_faults<'ctx>(
     outside: V<'ctx>,
     addr64: V<'ctx>,
     kind: u32,
-    space: u32,
-    index: u32,
+    span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let bits = e.mask_to_bits(outside)?;
@@ -130,7 +143,7 @@ fn count_faults<'ctx>(
     let done_bb = e.cx.append_basic_block(fl.func, "fault.done");
     e.b.build_conditional_branch(any, record_bb, done_bb)?;
     e.b.position_at_end(record_bb);
-    record_faults(fl, bits, addr64, kind, space, index)?;
+    record_faults(fl, bits, addr64, kind, span)?;
     e.b.build_unconditional_branch(done_bb)?;
     e.b.position_at_end(done_bb);
     Ok(())
@@ -143,8 +156,7 @@ fn record_faults<'ctx>(
     bits: IntValue<'ctx>,
     addr64: V<'ctx>,
     kind: u32,
-    space: u32,
-    index: u32,
+    span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let count: IntValue = e
@@ -173,7 +185,7 @@ fn record_faults<'ctx>(
     )?;
     let some = any_lane(fl, bits)?;
     let first = e.b.build_and(none_yet, some, "")?;
-    let lane = first_lane(fl, bits)?;
+    let lane = lane_at(fl, bits, End::Lowest)?;
     let address =
         e.b.build_extract_element(addr64, lane, "")?
             .into_int_value();
@@ -188,12 +200,12 @@ fn record_faults<'ctx>(
         (offsets::FIRST_FAULT_LANE, lane, 4),
         (
             offsets::FIRST_FAULT_SPACE,
-            e.i32().const_int(u64::from(space), false),
+            e.i32().const_int(u64::from(span.space), false),
             4,
         ),
         (
             offsets::FIRST_FAULT_INDEX,
-            e.i32().const_int(u64::from(index), false),
+            e.i32().const_int(u64::from(span.index), false),
             4,
         ),
         (offsets::FIRST_FAULT_ADDRESS, address, 8),
@@ -248,30 +260,22 @@ fn any_lane<'ctx>(
     Ok(e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?)
 }
 
-/// The lowest lane in the bit set `bits` (some lane below 32 when it is
-/// empty, so an extract with it stays defined).
-fn first_lane<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    bits: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    end_lane(fl, bits, false)
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    Lowest,
+    Highest,
 }
 
-/// The highest lane in the bit set `bits` (below 32, as [`first_lane`]).
-fn last_lane<'ctx>(
+/// The lowest or highest lane in the bit set `bits` (some lane below 32
+/// when it is empty, so an extract with it stays defined).
+fn lane_at<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     bits: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    end_lane(fl, bits, true)
-}
-
-fn end_lane<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    bits: IntValue<'ctx>,
-    highest: bool,
+    end: End,
 ) -> Result<IntValue<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
+    let highest = end == End::Highest;
     let name = if highest { "llvm.ctlz" } else { "llvm.cttz" };
     let n: IntValue = e
         .call_intrinsic(
@@ -295,19 +299,17 @@ fn first_access<'ctx>(
 ) -> Result<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>), JitError> {
     let e = fl.e;
     let bits = e.mask_to_bits(a.mask)?;
-    let first = first_lane(fl, bits)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
     let at =
         e.b.build_extract_element(a.offsets, first, "")?
             .into_int_value();
     Ok((bits, first, at))
 }
 
-/// `some` (a lane of `m` is active) and every active lane has `actual` equal
-/// to `expected`.
-fn all_active_equal<'ctx>(
+/// Whether every active lane of `m` has `actual` equal to `expected`.
+fn active_lanes_equal<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     m: V<'ctx>,
-    some: IntValue<'ctx>,
     expected: V<'ctx>,
     actual: V<'ctx>,
 ) -> Result<IntValue<'ctx>, JitError> {
@@ -315,13 +317,24 @@ fn all_active_equal<'ctx>(
     let b = &e.b;
     let same = b.build_int_compare(IntPredicate::EQ, expected, actual, "")?;
     let differ = b.build_and(m, b.build_not(same, "")?, "")?;
-    let none = b.build_int_compare(
+    Ok(b.build_int_compare(
         IntPredicate::EQ,
         e.mask_to_bits(differ)?,
         e.i32().const_zero(),
         "",
-    )?;
-    Ok(b.build_and(none, some, "")?)
+    )?)
+}
+
+/// `some` (a lane of `m` is active) and [`active_lanes_equal`].
+fn all_active_equal<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    m: V<'ctx>,
+    some: IntValue<'ctx>,
+    expected: V<'ctx>,
+    actual: V<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let equal = active_lanes_equal(fl, m, expected, actual)?;
+    Ok(fl.e.b.build_and(equal, some, "")?)
 }
 
 /// Where lane 0's element of a run of `size`-byte elements is when lane
@@ -461,14 +474,7 @@ fn contiguous<'ctx>(
     let (lane0, ptr) = run_start(fl, a.base, first, at_first, size)?;
     let steps = e.lanes_const(64, |l| u64::from(l) * u64::from(size));
     let expected = b.build_int_add(e.splat(lane0.into())?, steps, "")?;
-    let same = b.build_int_compare(IntPredicate::EQ, expected, a.offsets, "")?;
-    let same = b.build_or(same, b.build_not(a.mask, "")?, "")?;
-    let all = b.build_int_compare(
-        IntPredicate::EQ,
-        e.mask_to_bits(same)?,
-        e.i32().const_all_ones(),
-        "",
-    )?;
+    let all = active_lanes_equal(fl, a.mask, expected, a.offsets)?;
     Ok((ptr, all))
 }
 
@@ -588,8 +594,8 @@ fn address_shape<'ctx>(
     let w = addr_ty.bits();
     let bits = e.mask_to_bits(m)?;
     let some = any_lane(fl, bits)?;
-    let first = first_lane(fl, bits)?;
-    let last = last_lane(fl, bits)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let last = lane_at(fl, bits, End::Highest)?;
     let at_w = b.build_extract_element(addr, first, "")?.into_int_value();
     let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
     let all_active = |v: V<'ctx>| all_active_equal(fl, m, some, v, addr);
@@ -630,13 +636,13 @@ fn address_shape<'ctx>(
     )?;
     let misalign = b.build_and(at, e.i64().const_int(u64::from(size) - 1, false), "")?;
     let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
-    let (base, len, ..) = span(fl, mem)?;
-    let end_ok = inside_memory(fl, len, u64::from(size), at_last)?;
+    let span = span(fl, mem)?;
+    let end_ok = inside_memory(fl, span.len, u64::from(size), at_last)?;
     let mut run_inside = b.build_and(consecutive, no_wrap, "")?;
     for c in [aligned, end_ok] {
         run_inside = b.build_and(run_inside, c, "")?;
     }
-    let (_, run_start) = run_start(fl, base, first, at, size)?;
+    let (_, run_start) = run_start(fl, span.base, first, at, size)?;
     Ok(AddressShape {
         bits,
         at,
@@ -676,15 +682,15 @@ fn shaped_load<'ctx>(
     b.build_conditional_branch(shape.uniform, uniform_bb, not_uniform_bb)?;
 
     b.position_at_end(uniform_bb);
-    let (base, len, space, index, _) = span(fl, mem)?;
+    let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl, len, size, aligned)?;
+    let inside = inside_memory(fl, span.len, size, aligned)?;
     b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
     b.position_at_end(outside_bb);
     let at_lanes = e.splat(shape.at.into())?;
-    record_faults(fl, shape.bits, at_lanes, abi::FAULT_LOAD, space, index)?;
+    record_faults(fl, shape.bits, at_lanes, abi::FAULT_LOAD, &span)?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(inside_bb);
@@ -694,7 +700,7 @@ fn shaped_load<'ctx>(
     for i in 0..u64::from(format.count) {
         let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
         // SAFETY (for LLVM): checked above, the component is in bounds.
-        let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
         let x = e.load_aligned(elem_t, ptr, format.elem.bytes())?;
         let splat = e.splat(x)?;
         scalars.push(

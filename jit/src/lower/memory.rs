@@ -325,18 +325,6 @@ fn active_lanes_equal<'ctx>(
     )?)
 }
 
-/// `some` (a lane of `m` is active) and [`active_lanes_equal`].
-fn all_active_equal<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    m: V<'ctx>,
-    some: IntValue<'ctx>,
-    expected: V<'ctx>,
-    actual: V<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    let equal = active_lanes_equal(fl, m, expected, actual)?;
-    Ok(fl.e.b.build_and(equal, some, "")?)
-}
-
 /// Where lane 0's element of a run of `size`-byte elements is when lane
 /// `first`'s is `at` bytes into the memory at `base`: that offset (it may
 /// wrap below the memory) and the pointer.
@@ -598,7 +586,10 @@ fn address_shape<'ctx>(
     let last = lane_at(fl, bits, End::Highest)?;
     let at_w = b.build_extract_element(addr, first, "")?.into_int_value();
     let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
-    let all_active = |v: V<'ctx>| all_active_equal(fl, m, some, v, addr);
+    // Some lane is active and every active lane's address is `v`'s.
+    let all_active = |v: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        Ok(b.build_and(active_lanes_equal(fl, m, v, addr)?, some, "")?)
+    };
     let uniform = all_active(e.splat(at_w.into())?)?;
     // Lane l's expected address, modulo 2^w: at + (l - first) * size.
     let lanes = e.lanes_const(w, |l| u64::from(l) * u64::from(size));
@@ -844,8 +835,8 @@ fn same_offset<'ctx>(
 ) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
     let (bits, _, at) = first_access(fl, a)?;
     let some = any_lane(fl, bits)?;
-    let one = all_active_equal(fl, a.mask, some, fl.e.splat(at.into())?, a.offsets)?;
-    Ok((at, one))
+    let equal = active_lanes_equal(fl, a.mask, fl.e.splat(at.into())?, a.offsets)?;
+    Ok((at, fl.e.b.build_and(equal, some, "")?))
 }
 
 /// `atom.add` of every accessing lane to one address as one atomic add of

@@ -2,6 +2,7 @@
 //! splats, mask <-> bit-set conversions, intrinsic calls and context fields.
 
 use crate::JitError;
+use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
@@ -200,13 +201,7 @@ impl<'ctx> Emit<'ctx, '_> {
         ty: BasicTypeEnum<'ctx>,
         align: u32,
     ) -> Result<BasicValueEnum<'ctx>, JitError> {
-        let p = self.byte_ptr(ptr, offset)?;
-        let v = self.b.build_load(ty, p, "")?;
-        if let Some(inst) = v.as_instruction_value() {
-            inst.set_alignment(align)
-                .map_err(|e| JitError::Llvm(e.to_string()))?;
-        }
-        Ok(v)
+        self.load_aligned(ty, self.byte_ptr(ptr, offset)?, align)
     }
 
     /// [`Emit::load_field`] of something that stays the same while the
@@ -236,11 +231,42 @@ impl<'ctx> Emit<'ctx, '_> {
         value: BasicValueEnum<'ctx>,
         align: u32,
     ) -> Result<(), JitError> {
-        let p = self.byte_ptr(ptr, offset)?;
-        let st = self.b.build_store(p, value)?;
+        self.store_aligned(self.byte_ptr(ptr, offset)?, value, align)
+    }
+
+    /// A load of `ty` from `ptr` that assumes `align` bytes of alignment.
+    pub fn load_aligned(
+        &self,
+        ty: BasicTypeEnum<'ctx>,
+        ptr: PointerValue<'ctx>,
+        align: u32,
+    ) -> Result<BasicValueEnum<'ctx>, JitError> {
+        let v = self.b.build_load(ty, ptr, "")?;
+        if let Some(inst) = v.as_instruction_value() {
+            inst.set_alignment(align)
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
+        }
+        Ok(v)
+    }
+
+    /// A store of `value` to `ptr` that assumes `align` bytes of alignment.
+    pub fn store_aligned(
+        &self,
+        ptr: PointerValue<'ctx>,
+        value: BasicValueEnum<'ctx>,
+        align: u32,
+    ) -> Result<(), JitError> {
+        let st = self.b.build_store(ptr, value)?;
         st.set_alignment(align)
             .map_err(|e| JitError::Llvm(e.to_string()))?;
         Ok(())
+    }
+
+    /// The block the builder is emitting into (for phi edges).
+    pub fn current_block(&self) -> Result<BasicBlock<'ctx>, JitError> {
+        self.b
+            .get_insert_block()
+            .ok_or_else(|| JitError::Internal("builder without a block".into()))
     }
 }
 

@@ -15,7 +15,7 @@ use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::AsValueRef;
-use inkwell::values::{BasicValue, IntValue, PointerValue, VectorValue};
+use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use warpjit_ir::{AtomOp, MemFormat, MemRef, NumFormat, Round, Type};
@@ -33,15 +33,17 @@ struct Access<'ctx> {
     lane_stride: u64,
 }
 
-/// Base pointer, byte length (per lane for private arrays), fault space and
-/// index, and the per-lane stride of a memory.
-type Span<'ctx> = (
-    inkwell::values::PointerValue<'ctx>,
-    IntValue<'ctx>,
-    u32,
-    u32,
-    u64,
-);
+/// Where a memory is and how faults in it are reported.
+struct Span<'ctx> {
+    base: PointerValue<'ctx>,
+    /// Byte length (per lane for private arrays).
+    len: IntValue<'ctx>,
+    /// Fault space (`abi::SPACE_*`) and the memory's index in it.
+    space: u32,
+    index: u32,
+    /// Private arrays: lane `l`'s array starts `l * lane_stride` bytes in.
+    lane_stride: u64,
+}
 
 fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
     let e = fl.e;
@@ -54,8 +56,13 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
                 .privates
                 .get(p as usize)
                 .ok_or_else(|| JitError::Internal(format!("no private array {p}")))?;
-            let len = e.i64().const_int(size, false);
-            return Ok((base, len, abi::SPACE_PRIVATE, p, stride));
+            return Ok(Span {
+                base,
+                len: e.i64().const_int(size, false),
+                space: abi::SPACE_PRIVATE,
+                index: p,
+                lane_stride: stride,
+            });
         }
     };
     let spans = e
@@ -68,7 +75,13 @@ fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitE
     let len = e
         .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
         .into_int_value();
-    Ok((base, len, space, index, 0))
+    Ok(Span {
+        base,
+        len,
+        space,
+        index,
+        lane_stride: 0,
+    })
 }
 
 /// Builds the checked access and records out-of-bounds lanes of `mask`.
@@ -82,7 +95,8 @@ fn access<'ctx>(
     kind: u32,
 ) -> Result<Access<'ctx>, JitError> {
     let e = fl.e;
-    let (base, len, space, index, lane_stride) = span(fl, mem)?;
+    let span = span(fl, mem)?;
+    let len = span.len;
     let addr64 = if addr_ty == Type::I64 {
         addr
     } else {
@@ -101,15 +115,15 @@ fn access<'ctx>(
     let inside = e.b.build_and(below, fits, "")?;
     let ok = e.b.build_and(mask, inside, "")?;
     let outside = e.b.build_and(mask, e.b.build_not(inside, "")?, "")?;
-    count_faults(fl, outside, addr64, kind, space, index)?;
+    count_faults(fl, outside, addr64, kind, &span)?;
     let offsets =
         e.b.build_select(ok, aligned, e.int_vec(64).const_zero(), "")?
             .into_vector_value();
     Ok(Access {
-        base,
+        base: span.base,
         offsets,
         mask: ok,
-        lane_stride,
+        lane_stride: span.lane_stride,
     })
 }
 
@@ -118,20 +132,18 @@ fn count_faults<'ctx>(
     outside: V<'ctx>,
     addr64: V<'ctx>,
     kind: u32,
-    space: u32,
-    index: u32,
+    span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let bits = e.mask_to_bits(outside)?;
     // Faults are rare: record them off the straight path, so an access in
     // bounds costs one test of the bit set.
-    let any =
-        e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let any = any_lane(fl, bits)?;
     let record_bb = e.cx.append_basic_block(fl.func, "fault.record");
     let done_bb = e.cx.append_basic_block(fl.func, "fault.done");
     e.b.build_conditional_branch(any, record_bb, done_bb)?;
     e.b.position_at_end(record_bb);
-    record_faults(fl, bits, addr64, kind, space, index)?;
+    record_faults(fl, bits, addr64, kind, span)?;
     e.b.build_unconditional_branch(done_bb)?;
     e.b.position_at_end(done_bb);
     Ok(())
@@ -144,8 +156,7 @@ fn record_faults<'ctx>(
     bits: IntValue<'ctx>,
     addr64: V<'ctx>,
     kind: u32,
-    space: u32,
-    index: u32,
+    span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let count: IntValue = e
@@ -172,19 +183,11 @@ fn record_faults<'ctx>(
         e.i32().const_int(u64::from(abi::FAULT_NONE), false),
         "",
     )?;
-    let some =
-        e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let some = any_lane(fl, bits)?;
     let first = e.b.build_and(none_yet, some, "")?;
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_zero().into()],
-        )?
-        .into_int_value();
-    let lane_idx = e.b.build_and(lane, e.i32().const_int(31, false), "")?;
+    let lane = lane_at(fl, bits, End::Lowest)?;
     let address =
-        e.b.build_extract_element(addr64, lane_idx, "")?
+        e.b.build_extract_element(addr64, lane, "")?
             .into_int_value();
     let function = e.i32().const_int(u64::from(fl.func_index), false);
     let fields: [(u64, IntValue<'ctx>, u32); 6] = [
@@ -197,12 +200,12 @@ fn record_faults<'ctx>(
         (offsets::FIRST_FAULT_LANE, lane, 4),
         (
             offsets::FIRST_FAULT_SPACE,
-            e.i32().const_int(u64::from(space), false),
+            e.i32().const_int(u64::from(span.space), false),
             4,
         ),
         (
             offsets::FIRST_FAULT_INDEX,
-            e.i32().const_int(u64::from(index), false),
+            e.i32().const_int(u64::from(span.index), false),
             4,
         ),
         (offsets::FIRST_FAULT_ADDRESS, address, 8),
@@ -241,6 +244,171 @@ fn pointers<'ctx>(
 
 fn elem_vec<'ctx>(fl: &FnLowering<'ctx, '_>, elem: NumFormat) -> inkwell::types::VectorType<'ctx> {
     fl.e.int_vec(elem.bits())
+}
+
+/// The alignment operand of the masked intrinsics for elements of `elem`.
+fn elem_align<'ctx>(fl: &FnLowering<'ctx, '_>, elem: NumFormat) -> IntValue<'ctx> {
+    fl.e.i32().const_int(u64::from(elem.bytes()), false)
+}
+
+/// Whether the lane bit set `bits` has a lane in it.
+fn any_lane<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    bits: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    Ok(e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    Lowest,
+    Highest,
+}
+
+/// The lowest or highest lane in the bit set `bits` (some lane below 32
+/// when it is empty, so an extract with it stays defined).
+fn lane_at<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    bits: IntValue<'ctx>,
+    end: End,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let highest = end == End::Highest;
+    let name = if highest { "llvm.ctlz" } else { "llvm.cttz" };
+    let n: IntValue = e
+        .call_intrinsic(
+            name,
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value();
+    let n = if highest {
+        b.build_int_sub(e.i32().const_int(31, false), n, "")?
+    } else {
+        n
+    };
+    Ok(b.build_and(n, e.i32().const_int(31, false), "")?)
+}
+
+/// The accessing lanes of `a` as a bit set, the first of them and its offset.
+fn first_access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    let e = fl.e;
+    let bits = e.mask_to_bits(a.mask)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let at =
+        e.b.build_extract_element(a.offsets, first, "")?
+            .into_int_value();
+    Ok((bits, first, at))
+}
+
+/// Whether every active lane of `m` has `actual` equal to `expected`.
+fn active_lanes_equal<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    m: V<'ctx>,
+    expected: V<'ctx>,
+    actual: V<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let same = b.build_int_compare(IntPredicate::EQ, expected, actual, "")?;
+    let differ = b.build_and(m, b.build_not(same, "")?, "")?;
+    Ok(b.build_int_compare(
+        IntPredicate::EQ,
+        e.mask_to_bits(differ)?,
+        e.i32().const_zero(),
+        "",
+    )?)
+}
+
+/// Where lane 0's element of a run of `size`-byte elements is when lane
+/// `first`'s is `at` bytes into the memory at `base`: that offset (it may
+/// wrap below the memory) and the pointer.
+fn run_start<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    first: IntValue<'ctx>,
+    at: IntValue<'ctx>,
+    size: u32,
+) -> Result<(IntValue<'ctx>, PointerValue<'ctx>), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let lane0 = b.build_int_sub(at, b.build_int_mul(first64, size64, "")?, "")?;
+    let base_int = b.build_ptr_to_int(base, e.i64(), "")?;
+    let start = b.build_int_add(base_int, lane0, "")?;
+    let ptr = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    Ok((lane0, ptr))
+}
+
+/// Whether `size` bytes at offset `at` lie inside a memory of `len` bytes:
+/// `size <= len` and `at <= len - size`, so nothing can overflow.
+fn inside_memory<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    len: IntValue<'ctx>,
+    size: u64,
+    at: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let size64 = e.i64().const_int(size, false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, at, last, "")?;
+    Ok(b.build_and(fits, below, "")?)
+}
+
+fn masked_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    vt: VectorType<'ctx>,
+    ptr: PointerValue<'ctx>,
+    align: IntValue<'ctx>,
+    mask: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    Ok(fl
+        .e
+        .call_intrinsic(
+            "llvm.masked.load",
+            &[vt.into(), ptr.get_type().into()],
+            &[
+                ptr.into(),
+                align.into(),
+                mask.into(),
+                vt.const_zero().into(),
+            ],
+        )?
+        .into_vector_value())
+}
+
+fn masked_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    value: V<'ctx>,
+    ptr: PointerValue<'ctx>,
+    align: IntValue<'ctx>,
+    mask: V<'ctx>,
+) -> Result<(), JitError> {
+    fl.e.call_void_intrinsic(
+        "llvm.masked.store",
+        &[value.get_type().into(), ptr.get_type().into()],
+        &[value.into(), ptr.into(), align.into(), mask.into()],
+    )
+}
+
+/// The current mask without the helper lanes, which neither store nor
+/// update atomically (nor fault doing so).
+fn mask_without_helpers<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let m = fl.mask.current(e)?;
+    let helpers = e
+        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
+        .into_int_value();
+    let helpers = e.bits_to_mask(helpers)?;
+    Ok(e.b.build_and(m, e.b.build_not(helpers, "")?, "")?)
 }
 
 fn gather<'ctx>(
@@ -290,34 +458,11 @@ fn contiguous<'ctx>(
 ) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), JitError> {
     let e = fl.e;
     let b = &e.b;
-    let bits = e.mask_to_bits(a.mask)?;
-    let first: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_zero().into()],
-        )?
-        .into_int_value();
-    let first = b.build_and(first, e.i32().const_int(31, false), "")?;
-    let at_first = b
-        .build_extract_element(a.offsets, first, "")?
-        .into_int_value();
-    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let lane0 = b.build_int_sub(at_first, b.build_int_mul(first64, size64, "")?, "")?;
+    let (_, first, at_first) = first_access(fl, a)?;
+    let (lane0, ptr) = run_start(fl, a.base, first, at_first, size)?;
     let steps = e.lanes_const(64, |l| u64::from(l) * u64::from(size));
     let expected = b.build_int_add(e.splat(lane0.into())?, steps, "")?;
-    let same = b.build_int_compare(IntPredicate::EQ, expected, a.offsets, "")?;
-    let same = b.build_or(same, b.build_not(a.mask, "")?, "")?;
-    let all = b.build_int_compare(
-        IntPredicate::EQ,
-        e.mask_to_bits(same)?,
-        e.i32().const_all_ones(),
-        "",
-    )?;
-    let base = b.build_ptr_to_int(a.base, e.i64(), "")?;
-    let start = b.build_int_add(base, lane0, "")?;
-    let ptr = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    let all = active_lanes_equal(fl, a.mask, expected, a.offsets)?;
     Ok((ptr, all))
 }
 
@@ -337,24 +482,11 @@ fn contiguous_or_gather<'ctx>(
     let join = e.cx.append_basic_block(fl.func, "load.done");
     b.build_conditional_branch(all, vector_bb, gather_bb)?;
     b.position_at_end(vector_bb);
-    let v1 = e
-        .call_intrinsic(
-            "llvm.masked.load",
-            &[vt.into(), ptr.get_type().into()],
-            &[
-                ptr.into(),
-                align.into(),
-                a.mask.into(),
-                vt.const_zero().into(),
-            ],
-        )?
-        .into_vector_value();
+    let v1 = masked_load(fl, vt, ptr, align, a.mask)?;
     b.build_unconditional_branch(join)?;
     b.position_at_end(gather_bb);
     let v2 = gather(fl, a, 0, vt, align)?;
-    let gather_end = b
-        .get_insert_block()
-        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    let gather_end = e.current_block()?;
     b.build_unconditional_branch(join)?;
     b.position_at_end(join);
     let phi = b.build_phi(vt, "")?;
@@ -379,11 +511,7 @@ fn contiguous_or_scatter<'ctx>(
     let join = e.cx.append_basic_block(fl.func, "store.done");
     b.build_conditional_branch(all, vector_bb, scatter_bb)?;
     b.position_at_end(vector_bb);
-    e.call_void_intrinsic(
-        "llvm.masked.store",
-        &[value.get_type().into(), ptr.get_type().into()],
-        &[value.into(), ptr.into(), align.into(), a.mask.into()],
-    )?;
+    masked_store(fl, value, ptr, align, a.mask)?;
     b.build_unconditional_branch(join)?;
     b.position_at_end(scatter_bb);
     scatter(fl, a, 0, value, align)?;
@@ -416,10 +544,9 @@ fn lanes_load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
-    let e = fl.e;
     let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
     let vt = elem_vec(fl, format.elem);
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let align = elem_align(fl, format.elem);
     if format.count == 1 && a.lane_stride == 0 {
         Ok(vec![contiguous_or_gather(fl, &a, format, vt, align)?])
     } else {
@@ -454,37 +581,14 @@ fn address_shape<'ctx>(
     let b = &e.b;
     let w = addr_ty.bits();
     let bits = e.mask_to_bits(m)?;
-    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
-    let lane_of = |leading: bool| -> Result<IntValue<'ctx>, JitError> {
-        let name = if leading { "llvm.ctlz" } else { "llvm.cttz" };
-        let n: IntValue = e
-            .call_intrinsic(
-                name,
-                &[e.i32().into()],
-                &[bits.into(), e.i1().const_zero().into()],
-            )?
-            .into_int_value();
-        let n = if leading {
-            b.build_int_sub(e.i32().const_int(31, false), n, "")?
-        } else {
-            n
-        };
-        Ok(b.build_and(n, e.i32().const_int(31, false), "")?)
-    };
-    let first = lane_of(false)?;
-    let last = lane_of(true)?;
+    let some = any_lane(fl, bits)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let last = lane_at(fl, bits, End::Highest)?;
     let at_w = b.build_extract_element(addr, first, "")?.into_int_value();
     let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
+    // Some lane is active and every active lane's address is `v`'s.
     let all_active = |v: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
-        let same = b.build_int_compare(IntPredicate::EQ, v, addr, "")?;
-        let differ = b.build_and(m, b.build_not(same, "")?, "")?;
-        let none = b.build_int_compare(
-            IntPredicate::EQ,
-            e.mask_to_bits(differ)?,
-            e.i32().const_zero(),
-            "",
-        )?;
-        Ok(b.build_and(none, some, "")?)
+        Ok(b.build_and(active_lanes_equal(fl, m, v, addr)?, some, "")?)
     };
     let uniform = all_active(e.splat(at_w.into())?)?;
     // Lane l's expected address, modulo 2^w: at + (l - first) * size.
@@ -523,27 +627,13 @@ fn address_shape<'ctx>(
     )?;
     let misalign = b.build_and(at, e.i64().const_int(u64::from(size) - 1, false), "")?;
     let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
-    let (base, len, ..) = span(fl, mem)?;
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
-    let end_ok = b.build_int_compare(
-        IntPredicate::ULE,
-        at_last,
-        b.build_int_sub(len, size64, "")?,
-        "",
-    )?;
+    let span = span(fl, mem)?;
+    let end_ok = inside_memory(fl, span.len, u64::from(size), at_last)?;
     let mut run_inside = b.build_and(consecutive, no_wrap, "")?;
-    for c in [aligned, fits, end_ok] {
+    for c in [aligned, end_ok] {
         run_inside = b.build_and(run_inside, c, "")?;
     }
-    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
-    let lane0 = b.build_int_sub(at, b.build_int_mul(first64, size64, "")?, "")?;
-    let base_int = b.build_ptr_to_int(base, e.i64(), "")?;
-    let run_start = b.build_int_to_ptr(
-        b.build_int_add(base_int, lane0, "")?,
-        e.cx.ptr_type(Default::default()),
-        "",
-    )?;
+    let (_, run_start) = run_start(fl, span.base, first, at, size)?;
     Ok(AddressShape {
         bits,
         at,
@@ -572,7 +662,7 @@ fn shaped_load<'ctx>(
     let b = &e.b;
     let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
     let vt = elem_vec(fl, format.elem);
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let align = elem_align(fl, format.elem);
     let uniform_bb = e.cx.append_basic_block(fl.func, "load.uniform");
     let inside_bb = e.cx.append_basic_block(fl.func, "load.uniform.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "load.uniform.outside");
@@ -583,19 +673,15 @@ fn shaped_load<'ctx>(
     b.build_conditional_branch(shape.uniform, uniform_bb, not_uniform_bb)?;
 
     b.position_at_end(uniform_bb);
-    let (base, len, space, index, _) = span(fl, mem)?;
+    let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-    let size64 = e.i64().const_int(size, false);
-    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
-    let last = b.build_int_sub(len, size64, "")?;
-    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
-    let inside = b.build_and(fits, below, "")?;
+    let inside = inside_memory(fl, span.len, size, aligned)?;
     b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
     b.position_at_end(outside_bb);
     let at_lanes = e.splat(shape.at.into())?;
-    record_faults(fl, shape.bits, at_lanes, abi::FAULT_LOAD, space, index)?;
+    record_faults(fl, shape.bits, at_lanes, abi::FAULT_LOAD, &span)?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(inside_bb);
@@ -605,12 +691,8 @@ fn shaped_load<'ctx>(
     for i in 0..u64::from(format.count) {
         let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
         // SAFETY (for LLVM): checked above, the component is in bounds.
-        let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
-        let x = b.build_load(elem_t, ptr, "")?;
-        if let Some(inst) = x.as_instruction_value() {
-            inst.set_alignment(format.elem.bytes())
-                .map_err(|m| JitError::Llvm(m.to_string()))?;
-        }
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
+        let x = e.load_aligned(elem_t, ptr, format.elem.bytes())?;
         let splat = e.splat(x)?;
         scalars.push(
             b.build_select(m, splat, vt.const_zero(), "")?
@@ -628,14 +710,7 @@ fn shaped_load<'ctx>(
     }
     b.position_at_end(run_bb);
     let run_value = if run {
-        let ptr = shape.run_start;
-        let v = e
-            .call_intrinsic(
-                "llvm.masked.load",
-                &[vt.into(), ptr.get_type().into()],
-                &[ptr.into(), align.into(), m.into(), vt.const_zero().into()],
-            )?
-            .into_vector_value();
+        let v = masked_load(fl, vt, shape.run_start, align, m)?;
         b.build_unconditional_branch(join)?;
         Some(v)
     } else {
@@ -645,9 +720,7 @@ fn shaped_load<'ctx>(
 
     b.position_at_end(lanes_bb);
     let lanes = lanes_load(fl, mem, format, addr, addr_ty, m)?;
-    let lanes_end = b
-        .get_insert_block()
-        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    let lanes_end = e.current_block()?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
@@ -706,15 +779,9 @@ pub fn store<'ctx>(
 ) -> Result<(), JitError> {
     let e = fl.e;
     let b = &e.b;
-    let m = fl.mask.current(e)?;
-    // Helper lanes neither store nor fault.
-    let helpers = e
-        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
-        .into_int_value();
-    let helpers = e.bits_to_mask(helpers)?;
-    let m = b.build_and(m, b.build_not(helpers, "")?, "")?;
+    let m = mask_without_helpers(fl)?;
     let vt = elem_vec(fl, format.elem);
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let align = elem_align(fl, format.elem);
     let mut raws = Vec::new();
     for (v, ty) in values {
         let bits = if format.elem == NumFormat::F16 && *ty == Type::F32 {
@@ -742,12 +809,7 @@ pub fn store<'ctx>(
         let lanes_bb = e.cx.append_basic_block(fl.func, "store.lanes");
         b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
         b.position_at_end(run_bb);
-        let ptr = shape.run_start;
-        e.call_void_intrinsic(
-            "llvm.masked.store",
-            &[vt.into(), ptr.get_type().into()],
-            &[raws[0].into(), ptr.into(), align.into(), m.into()],
-        )?;
+        masked_store(fl, raws[0], shape.run_start, align, m)?;
         b.build_unconditional_branch(done)?;
         b.position_at_end(lanes_bb);
     }
@@ -771,30 +833,10 @@ fn same_offset<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
 ) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let bits = e.mask_to_bits(a.mask)?;
-    let first: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_zero().into()],
-        )?
-        .into_int_value();
-    let first = b.build_and(first, e.i32().const_int(31, false), "")?;
-    let at = b
-        .build_extract_element(a.offsets, first, "")?
-        .into_int_value();
-    let same = b.build_int_compare(IntPredicate::EQ, e.splat(at.into())?, a.offsets, "")?;
-    let differ = b.build_and(a.mask, b.build_not(same, "")?, "")?;
-    let none_differ = b.build_int_compare(
-        IntPredicate::EQ,
-        e.mask_to_bits(differ)?,
-        e.i32().const_zero(),
-        "",
-    )?;
-    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
-    Ok((at, b.build_and(none_differ, some, "")?))
+    let (bits, _, at) = first_access(fl, a)?;
+    let some = any_lane(fl, bits)?;
+    let equal = active_lanes_equal(fl, a.mask, fl.e.splat(at.into())?, a.offsets)?;
+    Ok((at, fl.e.b.build_and(equal, some, "")?))
 }
 
 /// `atom.add` of every accessing lane to one address as one atomic add of
@@ -852,12 +894,9 @@ fn plain_update<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let align = elem.bytes();
-    let old = b.build_load(val.get_type(), ptr, "")?;
-    if let Some(inst) = old.as_instruction_value() {
-        inst.set_alignment(align)
-            .map_err(|err| JitError::Llvm(err.to_string()))?;
-    }
-    let old = old.into_int_value();
+    let old = e
+        .load_aligned(val.get_type().into(), ptr, align)?
+        .into_int_value();
     let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
         let keep = b.build_int_compare(pred, old, val, "")?;
         Ok(b.build_select(keep, old, val, "")?.into_int_value())
@@ -879,10 +918,7 @@ fn plain_update<'ctx>(
             )))
         }
     };
-    let store = b.build_store(ptr, new)?;
-    store
-        .set_alignment(align)
-        .map_err(|err| JitError::Llvm(err.to_string()))?;
+    e.store_aligned(ptr, new.into(), align)?;
     Ok(old)
 }
 
@@ -902,12 +938,7 @@ pub fn atomic<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let m = fl.mask.current(e)?;
-    let helpers = e
-        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
-        .into_int_value();
-    let helpers = e.bits_to_mask(helpers)?;
-    let m = b.build_and(m, b.build_not(helpers, "")?, "")?;
+    let m = mask_without_helpers(fl)?;
     let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
     let w = elem.bits();
     let vt = e.int_vec(w);
@@ -931,7 +962,7 @@ pub fn atomic<'ctx>(
     }
     b.position_at_end(header);
     let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
-    let more = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let more = any_lane(fl, bits)?;
     b.build_conditional_branch(more, body, exit)?;
     b.position_at_end(body);
     let lane: IntValue = e

@@ -347,9 +347,7 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         }
         Dim::Z => b.build_int_add(e.splat(q0.into())?, carry, "")?,
     };
-    let wide_end = b
-        .get_insert_block()
-        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    let wide_end = e.current_block()?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(narrow_bb);
@@ -367,9 +365,7 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
             small_div(fl, li, e.splat(sxy.into())?)?
         }
     };
-    let narrow_end = b
-        .get_insert_block()
-        .ok_or_else(|| JitError::Internal("builder without a block".into()))?;
+    let narrow_end = e.current_block()?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);

@@ -304,12 +304,14 @@ fn fuel_stops_an_infinite_loop_with_a_clear_error() {
             kernel,
             workgroup,
             warp,
-            statements,
+            fuel,
+            unit,
         } => {
             assert_eq!(kernel, "spin");
             assert_eq!(*workgroup, [1, 0, 0]);
             assert_eq!(*warp, 1);
-            assert_eq!(*statements, 1000);
+            assert_eq!(*fuel, 1000);
+            assert_eq!(*unit, interp::FuelUnit::Statements);
         }
         other => panic!("expected fuel exhaustion, got {other:?}"),
     }

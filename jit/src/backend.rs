@@ -9,7 +9,7 @@ use crate::{compile, CompiledModule, JitOptions};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_ir::interp::ExecError;
+use warpjit_ir::interp::{ExecError, FuelUnit};
 use warpjit_ir::{FuncId, VerifiedModule};
 use warpjit_runtime::{Backend, PreparedCode, SmMemory, Workgroup, WorkgroupReport};
 
@@ -190,7 +190,8 @@ impl Backend for JitBackend {
                     kernel: kernel_name.to_string(),
                     workgroup: frame.workgroup_id,
                     warp,
-                    statements: cfg.fuel.unwrap_or(u64::MAX),
+                    fuel: cfg.fuel.unwrap_or(u64::MAX),
+                    unit: FuelUnit::LoopIterations,
                 }),
                 Err(Stop::Cancelled) => Err(ExecError::Cancelled),
                 Err(Stop::NoStack(why)) => Err(ExecError::OutOfMemory {

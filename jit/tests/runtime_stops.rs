@@ -6,7 +6,7 @@
 mod support;
 use std::time::{Duration, Instant};
 use support::*;
-use warpjit_ir::interp::ExecError;
+use warpjit_ir::interp::{ExecError, FuelUnit};
 use warpjit_runtime::{LaunchError, Runtime, RuntimeConfig};
 
 const SPIN_FOREVER: &str = "
@@ -142,13 +142,14 @@ fn fuel_stops_a_runaway_compiled_kernel_and_the_runtime_carries_on() {
         match runtime.launch(&spin, [3, 1, 1], [256, 1, 1], &[], buffers) {
             Err(LaunchError::Exec(ExecError::FuelExhausted {
                 kernel,
-                statements,
+                fuel,
+                unit,
                 workgroup,
                 ..
             })) => {
                 assert_eq!(kernel, "main");
-                // The JIT spends fuel per loop iteration.
-                assert_eq!(statements, 1000);
+                assert_eq!(fuel, 1000);
+                assert_eq!(unit, FuelUnit::LoopIterations);
                 assert!(workgroup[0] < 3);
             }
             other => panic!("expected fuel exhaustion, got {other:?}"),

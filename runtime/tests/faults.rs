@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 use support::*;
-use warpjit_ir::interp::{AccessKind, ExecError};
+use warpjit_ir::interp::{AccessKind, ExecError, FuelUnit};
 use warpjit_ir::NumFormat;
 use warpjit_runtime::{
     AllocError, Backend, Buffer, InterpreterBackend, LaunchError, Runtime, RuntimeConfig, SmMemory,
@@ -165,10 +165,11 @@ fn fuel_stops_a_runaway_kernel_deterministically_per_warp() {
     let spin = kernel(&runtime, SPIN_FOREVER);
     match runtime.launch(&spin, [3, 1, 1], [64, 1, 1], &[], &mut []) {
         Err(LaunchError::Exec(ExecError::FuelExhausted {
-            kernel, statements, ..
+            kernel, fuel, unit, ..
         })) => {
             assert_eq!(kernel, "main");
-            assert_eq!(statements, 1000);
+            assert_eq!(fuel, 1000);
+            assert_eq!(unit, FuelUnit::Statements);
         }
         other => panic!("expected fuel exhaustion, got {other:?}"),
     }

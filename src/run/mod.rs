@@ -108,22 +108,9 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
         buffer.copy_to(bytes);
     }
     let report = result.map_err(|e| match e {
-        // The error counts statements, the interpreter's unit; the JIT's is
-        // the loop iteration.
-        LaunchError::Exec(ExecError::FuelExhausted {
-            kernel,
-            workgroup: [x, y, z],
-            warp,
-            statements,
-        }) if plan.backend == Backend::Jit => format!(
-            "kernel @{kernel}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
-             after {statements} loop iterations (runaway kernel?); --fuel {statements} \
-             loop iterations per warp"
-        ),
-        LaunchError::Exec(ExecError::FuelExhausted { .. }) => format!(
-            "{e}; --fuel {} statements per warp",
-            plan.fuel.unwrap_or_default()
-        ),
+        LaunchError::Exec(ExecError::FuelExhausted { fuel, unit, .. }) => {
+            format!("{e}; --fuel {fuel} {unit} per warp")
+        }
         LaunchError::Watchdog { .. } => {
             format!("{e}; --watchdog SECONDS sets the budget (0: none)")
         }

@@ -140,18 +140,36 @@ impl LaunchReport {
 pub enum ExecError {
     /// The launch was rejected before anything ran.
     InvalidLaunch(String),
-    /// A warp used up its statement budget.
+    /// A warp used up its fuel: `fuel` units of `unit`.
     FuelExhausted {
         kernel: String,
         workgroup: [u32; 3],
         warp: u32,
-        statements: u64,
+        fuel: u64,
+        unit: FuelUnit,
     },
     /// Shared or private memory could not be allocated.
     OutOfMemory { what: String, bytes: u64 },
     /// The caller's cancellation flag was raised (a watchdog, or another
     /// SM's error); the workgroup stopped before its next statement.
     Cancelled,
+}
+
+/// What a backend's fuel counts: the interpreter charges every statement,
+/// compiled code every loop iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuelUnit {
+    Statements,
+    LoopIterations,
+}
+
+impl fmt::Display for FuelUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FuelUnit::Statements => "statements",
+            FuelUnit::LoopIterations => "loop iterations",
+        })
+    }
 }
 
 impl ExecError {
@@ -182,11 +200,12 @@ impl fmt::Display for ExecError {
                 kernel,
                 workgroup: [x, y, z],
                 warp,
-                statements,
+                fuel,
+                unit,
             } => write!(
                 f,
                 "kernel @{kernel}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
-                 after {statements} statements (runaway kernel?)"
+                 after {fuel} {unit} (runaway kernel?)"
             ),
             ExecError::OutOfMemory { what, bytes } => {
                 write!(f, "out of memory: cannot allocate {bytes} bytes for {what}")

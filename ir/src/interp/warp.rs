@@ -10,7 +10,7 @@
 //! so the frame stack is at most as deep as the module has functions.
 
 use super::exec::{self, Env, Flow};
-use super::ExecError;
+use super::{ExecError, FuelUnit};
 use crate::module::{Function, Inst, Operand, Place, Stmt};
 use crate::WARP_SIZE;
 use std::sync::atomic::Ordering;
@@ -245,7 +245,8 @@ impl<'m> WarpState<'m> {
                     kernel: String::new(),
                     workgroup: [0; 3],
                     warp: self.index,
-                    statements: self.statements,
+                    fuel: self.statements,
+                    unit: FuelUnit::Statements,
                 });
             }
             *fuel -= 1;

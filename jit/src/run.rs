@@ -2,7 +2,7 @@
 //! workgroup at a time, its warps scheduled at barriers by [`sched`], with
 //! the same IDs and memory rules as `warpjit_ir::interp`.
 
-use crate::abi::{self, MemSpan, WarpContext};
+use crate::abi::{self, KernelFn, MemSpan, WarpContext};
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{CompiledModule, JitError};
 use std::sync::atomic::AtomicBool;
@@ -17,7 +17,8 @@ static NEVER_CANCELLED: AtomicBool = AtomicBool::new(false);
 
 /// Runs every workgroup of the grid in order (x fastest), workgroup `n` on
 /// SM `n % sm_count`, like `warpjit_ir::interp::launch`. The report counts
-/// workgroups and faults; compiled code does not count statements.
+/// workgroups and faults; compiled code does not count statements. The
+/// launch is checked, planned and its shared memory allocated once.
 pub fn launch(
     compiled: &CompiledModule,
     module: &VerifiedModule,
@@ -26,22 +27,14 @@ pub fn launch(
     params: &[u64],
     buffers: &mut [Vec<u8>],
 ) -> Result<LaunchReport, JitError> {
+    let mut prepared = Prepared::new(compiled, module, kernel, cfg, params, buffers)?;
     let mut report = LaunchReport::default();
     let mut linear = 0u64;
     for z in 0..cfg.grid[2] {
         for y in 0..cfg.grid[1] {
             for x in 0..cfg.grid[0] {
                 let sm = (linear % u64::from(cfg.sm_count.max(1))) as u32;
-                compiled.run_workgroup(
-                    module,
-                    kernel,
-                    cfg,
-                    [x, y, z],
-                    sm,
-                    params,
-                    buffers,
-                    &mut report,
-                )?;
+                prepared.run([x, y, z], sm, buffers, &mut report)?;
                 linear += 1;
             }
         }
@@ -64,8 +57,7 @@ impl CompiledModule {
         buffers: &mut [Vec<u8>],
         report: &mut LaunchReport,
     ) -> Result<(), JitError> {
-        validate_launch(module, kernel, cfg, params, &Sizes(buffers))
-            .map_err(|e| JitError::Launch(e.to_string()))?;
+        let mut prepared = Prepared::new(self, module, kernel, cfg, params, buffers)?;
         for d in 0..3 {
             if workgroup_id[d] >= cfg.grid[d] {
                 return Err(JitError::Launch(format!(
@@ -80,16 +72,36 @@ impl CompiledModule {
                 cfg.sm_count
             )));
         }
-        let entry = self.entry_point(kernel).ok_or_else(|| {
+        prepared.run(workgroup_id, sm_id, buffers, report)
+    }
+}
+
+/// A checked launch with what all its workgroups share: the entry point,
+/// the scheduling plan and the shared memory (zeroed for each workgroup).
+struct Prepared<'a> {
+    module: &'a VerifiedModule,
+    cfg: &'a LaunchConfig,
+    params: &'a [u64],
+    entry: KernelFn,
+    plan: KernelPlan,
+    kernel_name: &'a str,
+    shared: Vec<Vec<u8>>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(
+        compiled: &CompiledModule,
+        module: &'a VerifiedModule,
+        kernel: FuncId,
+        cfg: &'a LaunchConfig,
+        params: &'a [u64],
+        buffers: &[Vec<u8>],
+    ) -> Result<Prepared<'a>, JitError> {
+        validate_launch(module, kernel, cfg, params, &Sizes(buffers))
+            .map_err(|e| JitError::Launch(e.to_string()))?;
+        let entry = compiled.entry_point(kernel).ok_or_else(|| {
             JitError::Launch(format!("function {} is not a compiled kernel", kernel.0))
         })?;
-        let spans: Vec<MemSpan> = buffers
-            .iter_mut()
-            .map(|b| MemSpan {
-                ptr: b.as_mut_ptr(),
-                len: b.len() as u64,
-            })
-            .collect();
         let mut shared: Vec<Vec<u8>> = Vec::with_capacity(module.shared.len());
         for decl in &module.shared {
             let mut bytes = Vec::new();
@@ -102,19 +114,47 @@ impl CompiledModule {
             bytes.resize(decl.size as usize, 0);
             shared.push(bytes);
         }
-        let shared_spans: Vec<MemSpan> = shared
+        Ok(Prepared {
+            module,
+            cfg,
+            params,
+            entry,
+            plan: KernelPlan::of(module, kernel),
+            kernel_name: &module.function(kernel).name,
+            shared,
+        })
+    }
+
+    fn run(
+        &mut self,
+        workgroup_id: [u32; 3],
+        sm_id: u32,
+        buffers: &mut [Vec<u8>],
+        report: &mut LaunchReport,
+    ) -> Result<(), JitError> {
+        let spans: Vec<MemSpan> = buffers
             .iter_mut()
             .map(|b| MemSpan {
                 ptr: b.as_mut_ptr(),
                 len: b.len() as u64,
             })
             .collect();
-        let plan = KernelPlan::of(module, kernel);
+        let shared_spans: Vec<MemSpan> = self
+            .shared
+            .iter_mut()
+            .map(|b| {
+                b.fill(0);
+                MemSpan {
+                    ptr: b.as_mut_ptr(),
+                    len: b.len() as u64,
+                }
+            })
+            .collect();
         let frame = WorkgroupFrame {
-            params,
+            params: self.params,
             buffers: &spans,
             shared: &shared_spans,
-            config: cfg,
+            config: self.cfg,
             workgroup_id,
             sm_id,
             first_warp_slot: 0,
@@ -125,13 +165,20 @@ impl CompiledModule {
         // for the whole call, and the compiled code keeps every access
         // inside them (bounds checks are folded into its masks).
         let mut first = None;
-        let outcome =
-            unsafe { sched::run_warps(entry, &plan, &mut contexts, &NEVER_CANCELLED, &mut first) };
-        let kernel_name = &module.function(kernel).name;
+        let outcome = unsafe {
+            sched::run_warps(
+                self.entry,
+                &self.plan,
+                &mut contexts,
+                &NEVER_CANCELLED,
+                &mut first,
+            )
+        };
+        let kernel_name = self.kernel_name;
         report.faults.merge(&workgroup_faults(
             &contexts,
             first,
-            module,
+            self.module,
             kernel_name,
             workgroup_id,
         ));
@@ -142,7 +189,7 @@ impl CompiledModule {
                 return Err(JitError::FuelExhausted(format!(
                     "kernel @{kernel_name}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
                      after {} loop iterations (runaway kernel?)",
-                    cfg.fuel.unwrap_or(u64::MAX)
+                    self.cfg.fuel.unwrap_or(u64::MAX)
                 )));
             }
             Err(Stop::Cancelled) => return Err(JitError::Launch("cancelled".into())),

@@ -395,6 +395,33 @@ fn small_rem<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<
     Ok(e.b.build_int_sub(a, qb, "")?)
 }
 
+/// `a / b` (or `a % b` when not `quotient`) for divisors that are never
+/// zero (nor -1 under MIN when `signed`); 32-bit lanes through [`div32`].
+fn divide<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    signed: bool,
+    quotient: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    if a.get_type()
+        .get_element_type()
+        .into_int_type()
+        .get_bit_width()
+        == 32
+    {
+        let (q, r) = div32(fl, a, b, signed)?;
+        return Ok(if quotient { q } else { r });
+    }
+    Ok(match (signed, quotient) {
+        (false, true) => e.b.build_int_unsigned_div(a, b, "")?,
+        (false, false) => e.b.build_int_unsigned_rem(a, b, "")?,
+        (true, true) => e.b.build_int_signed_div(a, b, "")?,
+        (true, false) => e.b.build_int_signed_rem(a, b, "")?,
+    })
+}
+
 /// Quotient and remainder of 32-bit lanes, `b` never zero (nor -1 under
 /// MIN when signed). x86 has no vector integer division: `udiv`/`sdiv` on
 /// 32 lanes become 32 scalar divisions, which cost more compile time than
@@ -699,51 +726,25 @@ fn binary<'ctx>(
         BinaryOp::MaxS => select(fl, cmp(IntPredicate::SGT, a, b)?, a, b)?,
         BinaryOp::MinU => select(fl, cmp(IntPredicate::ULT, a, b)?, a, b)?,
         BinaryOp::MaxU => select(fl, cmp(IntPredicate::UGT, a, b)?, a, b)?,
-        BinaryOp::DivU | BinaryOp::RemU => {
-            // Never let a zero divisor reach udiv/urem.
+        BinaryOp::DivU | BinaryOp::RemU | BinaryOp::DivS | BinaryOp::RemS => {
+            let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
+            let quotient = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
+            // Never let a zero divisor reach the division, nor -1 under MIN
+            // when signed: divisor 1 gives MIN / 1 = MIN and MIN % 1 = 0,
+            // exactly the results for MIN / -1.
             let by_zero = cmp(IntPredicate::EQ, b, zero)?;
-            let safe = select(fl, by_zero, e.splat_int(w, 1), b)?;
-            if w == 32 {
-                let (q, r) = div32(fl, a, safe, false)?;
-                let (v, zero_result) = if op == BinaryOp::DivU {
-                    (q, ones)
-                } else {
-                    (r, a)
-                };
-                select(fl, by_zero, zero_result, v)?
-            } else if op == BinaryOp::DivU {
-                let q = e.b.build_int_unsigned_div(a, safe, "")?;
-                select(fl, by_zero, ones, q)?
+            let bad = if signed {
+                let min = e.splat_int(w, 1u64 << (w - 1));
+                let is_min = cmp(IntPredicate::EQ, a, min)?;
+                let minus_one = cmp(IntPredicate::EQ, b, ones)?;
+                e.b.build_or(by_zero, e.b.build_and(is_min, minus_one, "")?, "")?
             } else {
-                let r = e.b.build_int_unsigned_rem(a, safe, "")?;
-                select(fl, by_zero, a, r)?
-            }
-        }
-        BinaryOp::DivS | BinaryOp::RemS => {
-            // Divisor 1 in place of 0 and of -1 under MIN: MIN / 1 = MIN and
-            // MIN % 1 = 0 are exactly the results for MIN / -1.
-            let by_zero = cmp(IntPredicate::EQ, b, zero)?;
-            let min = e.splat_int(w, 1u64 << (w - 1));
-            let is_min = cmp(IntPredicate::EQ, a, min)?;
-            let minus_one = cmp(IntPredicate::EQ, b, ones)?;
-            let overflow = e.b.build_and(is_min, minus_one, "")?;
-            let bad = e.b.build_or(by_zero, overflow, "")?;
+                by_zero
+            };
             let safe = select(fl, bad, e.splat_int(w, 1), b)?;
-            if w == 32 {
-                let (q, r) = div32(fl, a, safe, true)?;
-                let (v, zero_result) = if op == BinaryOp::DivS {
-                    (q, ones)
-                } else {
-                    (r, a)
-                };
-                select(fl, by_zero, zero_result, v)?
-            } else if op == BinaryOp::DivS {
-                let q = e.b.build_int_signed_div(a, safe, "")?;
-                select(fl, by_zero, ones, q)?
-            } else {
-                let r = e.b.build_int_signed_rem(a, safe, "")?;
-                select(fl, by_zero, a, r)?
-            }
+            let v = divide(fl, a, safe, signed, quotient)?;
+            // By zero: the quotient is all ones, the remainder the dividend.
+            select(fl, by_zero, if quotient { ones } else { a }, v)?
         }
         BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
             let limit = e.splat_int(w, u64::from(w - 1));

@@ -11,6 +11,7 @@ mod convert;
 mod math;
 mod memory;
 mod ops;
+pub mod shape;
 mod warp;
 
 use crate::abi::{self, offsets};
@@ -23,6 +24,8 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use memory::{AddressFacts, KnownAddress};
+use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{Block, FuncId, Function, Inst, Op, Operand, Place, Stmt, Type, VerifiedModule};
 
 /// Lowers every function; returns the kernels' entry names.
@@ -112,6 +115,10 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     pub mask: ExecMask<'ctx>,
     /// Private arrays: base of 32 lane-major copies, the size of one, the stride.
     pub privates: Vec<(PointerValue<'ctx>, u64, u64)>,
+    /// Lane shapes for any workgroup, and for workgroups whose warps each
+    /// lie in one row.
+    shapes: FunctionShapes,
+    row_shapes: FunctionShapes,
     entry_block: BasicBlock<'ctx>,
 }
 
@@ -169,6 +176,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             results,
             mask,
             privates: Vec::new(),
+            shapes: FunctionShapes::analyse(module, f, IdLayout::Any),
+            row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             entry_block,
         };
         fl.lower_privates()?;
@@ -459,6 +468,28 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 e.splat(scalar)
             }
             Operand::Const(c) => Ok(e.splat_const(c.ty, c.bits)),
+        }
+    }
+
+    /// What the lane-shape analysis knows about the address of `i`, a
+    /// load or store of `access_bytes` per lane whose address has type
+    /// `addr_ty`: one address, or consecutive accesses.
+    pub fn address_facts(&self, i: &Inst, access_bytes: u32, addr_ty: Type) -> AddressFacts {
+        let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
+        let known = |shapes: &FunctionShapes| match shapes.address(i) {
+            Some(OperandShape {
+                lanes: LaneShape::Uniform,
+                every_lane,
+            }) => KnownAddress::Same { every_lane },
+            Some(OperandShape {
+                lanes: LaneShape::Affine { stride },
+                every_lane,
+            }) if stride == consecutive => KnownAddress::Consecutive { every_lane },
+            _ => KnownAddress::Unknown,
+        };
+        AddressFacts {
+            always: known(&self.shapes),
+            in_one_row: known(&self.row_shapes),
         }
     }
 

@@ -257,17 +257,29 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 ..
             } => {
                 let c = self.operand(cond)?;
-                let then_mask = self.mask.push_cond(e, c)?;
                 if else_body.stmts.is_empty() && only_mask_changes(then_body) {
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
+                    self.mask.push_cond(e, c)?;
                     self.block(then_body)?;
                     self.mask.pop_cond();
                     return Ok(());
                 }
+                let taken = if self.shapes.condition(s) == Some(LaneShape::Uniform) {
+                    // All active lanes agree on `c`: the then side, if
+                    // taken, has all of them, so its mask is the current
+                    // one, not a new value.
+                    let outer = self.mask.current(e)?;
+                    let taken = e.any(e.b.build_and(outer, c, "")?)?;
+                    self.mask.push_mask(outer);
+                    taken
+                } else {
+                    let then_mask = self.mask.push_cond(e, c)?;
+                    e.any(then_mask)?
+                };
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
-                e.b.build_conditional_branch(e.any(then_mask)?, then_bb, else_test)?;
+                e.b.build_conditional_branch(taken, then_bb, else_test)?;
                 e.b.position_at_end(then_bb);
                 self.block(then_body)?;
                 e.b.build_unconditional_branch(else_test)?;

@@ -4,6 +4,9 @@
 //! masked-off lanes offset 0 so no inactive or out-of-bounds lane touches
 //! memory. Lanes move through masked gathers and scatters; a scatter stores
 //! in ascending lane order, so the highest lane wins on equal addresses.
+//! Loads and stores whose address shape the lane-shape analysis knows (one
+//! address, consecutive accesses) take the paths of [`known`] first; the
+//! others test the shape at run time ([`address_shape`]).
 
 use super::convert::{f16_to_f32, to_f16};
 use super::ops::{canonical_nan, to_bits};

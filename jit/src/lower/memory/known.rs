@@ -49,13 +49,13 @@ pub struct AddressFacts {
 }
 
 impl AddressFacts {
-    /// The shape to use without a test, and the one to use when the
-    /// launch's warps lie in rows (if it is better).
-    fn plan(self) -> (KnownAddress, Option<KnownAddress>) {
+    /// The shape to use, and whether it needs the launch's warps to lie in
+    /// rows (a run-time test) because only that layout makes it known.
+    fn plan(self) -> (KnownAddress, bool) {
         if self.always == KnownAddress::Unknown && self.in_one_row != KnownAddress::Unknown {
-            (KnownAddress::Unknown, Some(self.in_one_row))
+            (self.in_one_row, true)
         } else {
-            (self.always, None)
+            (self.always, false)
         }
     }
 }
@@ -82,8 +82,68 @@ fn warp_in_one_row<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, Ji
     Ok(b.build_or(whole, flat, "")?)
 }
 
+type Components<'ctx> = Result<Vec<V<'ctx>>, JitError>;
+
+/// `then()` where `cond` holds, else `otherwise()`: the components joined.
+fn choose<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+    vt: VectorType<'ctx>,
+    then: &dyn Fn() -> Components<'ctx>,
+    otherwise: &dyn Fn() -> Components<'ctx>,
+) -> Components<'ctx> {
+    let e = fl.e;
+    let b = &e.b;
+    let then_bb = e.cx.append_basic_block(fl.func, "load.known");
+    let else_bb = e.cx.append_basic_block(fl.func, "load.other");
+    let join = e.cx.append_basic_block(fl.func, "load.joined");
+    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    b.position_at_end(then_bb);
+    let a = then()?;
+    let a_end = e.current_block()?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(else_bb);
+    let c = otherwise()?;
+    let c_end = e.current_block()?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(join);
+    let mut out = Vec::new();
+    for (x, y) in a.iter().zip(&c) {
+        let phi = b.build_phi(vt, "")?;
+        phi.add_incoming(&[(x, a_end), (y, c_end)]);
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
+/// `then()` where `cond` holds, else `otherwise()`, for stores.
+fn choose_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+    then: &dyn Fn() -> Result<(), JitError>,
+    otherwise: &dyn Fn() -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let then_bb = e.cx.append_basic_block(fl.func, "store.known");
+    let else_bb = e.cx.append_basic_block(fl.func, "store.other");
+    let done = e.cx.append_basic_block(fl.func, "store.joined");
+    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    b.position_at_end(then_bb);
+    then()?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(else_bb);
+    otherwise()?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
+    Ok(())
+}
+
 /// A load's raw components by what is known of its address; `dynamic` is
-/// the run-time-tested load for an unknown shape.
+/// the run-time-tested load for an unknown shape. A shape known only for
+/// launches whose warps lie in rows is used behind that test, with
+/// `dynamic` for other launches (and for runs that are not inside the
+/// memory: one copy of the slow path).
 #[allow(clippy::too_many_arguments)]
 pub fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -93,48 +153,41 @@ pub fn load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
     facts: AddressFacts,
-    dynamic: &dyn Fn() -> Result<Vec<V<'ctx>>, JitError>,
-) -> Result<Vec<V<'ctx>>, JitError> {
-    let load_as = |known: KnownAddress| match known {
+    dynamic: &dyn Fn() -> Components<'ctx>,
+) -> Components<'ctx> {
+    let (known, needs_rows) = facts.plan();
+    let rows = if needs_rows {
+        Some(warp_in_one_row(fl)?)
+    } else {
+        None
+    };
+    let vt = elem_vec(fl, format.elem);
+    match known {
+        KnownAddress::Unknown => dynamic(),
         KnownAddress::Same { every_lane } => {
-            same_address_load(fl, mem, format, Lanes::new(addr, addr_ty, every_lane), m)
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let same = || same_address_load(fl, mem, format, lanes, m);
+            match rows {
+                None => same(),
+                Some(rows) => choose(fl, rows, vt, &same, dynamic),
+            }
         }
         KnownAddress::Consecutive { every_lane } => {
-            consecutive_load(fl, mem, format, Lanes::new(addr, addr_ty, every_lane), m)
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
+            let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
+            let (take, slow): (_, &dyn Fn() -> Components<'ctx>) = match rows {
+                None => (run.inside, &per_lane),
+                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            };
+            let fast = || run_load(fl, format, &run, m);
+            choose(fl, take, vt, &fast, slow)
         }
-        KnownAddress::Unknown => dynamic(),
-    };
-    let (always, in_row) = facts.plan();
-    let Some(in_row) = in_row else {
-        return load_as(always);
-    };
-    let e = fl.e;
-    let b = &e.b;
-    let row_bb = e.cx.append_basic_block(fl.func, "load.row");
-    let other_bb = e.cx.append_basic_block(fl.func, "load.any.layout");
-    let join = e.cx.append_basic_block(fl.func, "load.layout.joined");
-    b.build_conditional_branch(warp_in_one_row(fl)?, row_bb, other_bb)?;
-    b.position_at_end(row_bb);
-    let fast = load_as(in_row)?;
-    let fast_end = e.current_block()?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(other_bb);
-    let slow = load_as(always)?;
-    let slow_end = e.current_block()?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(join);
-    let vt = elem_vec(fl, format.elem);
-    let mut out = Vec::new();
-    for (f, s) in fast.iter().zip(&slow) {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(f, fast_end), (s, slow_end)]);
-        out.push(phi.as_basic_value().into_vector_value());
     }
-    Ok(out)
 }
 
 /// A store of raw components by what is known of its address; `dynamic` is
-/// the run-time-tested store for an unknown shape.
+/// the run-time-tested store for an unknown shape (as for [`load`]).
 #[allow(clippy::too_many_arguments)]
 pub fn store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -147,43 +200,34 @@ pub fn store<'ctx>(
     facts: AddressFacts,
     dynamic: &dyn Fn() -> Result<(), JitError>,
 ) -> Result<(), JitError> {
-    let store_as = |known: KnownAddress| match known {
-        KnownAddress::Same { every_lane } => same_address_store(
-            fl,
-            mem,
-            format,
-            Lanes::new(addr, addr_ty, every_lane),
-            m,
-            raws,
-        ),
-        KnownAddress::Consecutive { every_lane } => consecutive_store(
-            fl,
-            mem,
-            format,
-            Lanes::new(addr, addr_ty, every_lane),
-            m,
-            raws,
-        ),
+    let (known, needs_rows) = facts.plan();
+    let rows = if needs_rows {
+        Some(warp_in_one_row(fl)?)
+    } else {
+        None
+    };
+    match known {
         KnownAddress::Unknown => dynamic(),
-    };
-    let (always, in_row) = facts.plan();
-    let Some(in_row) = in_row else {
-        return store_as(always);
-    };
-    let e = fl.e;
-    let b = &e.b;
-    let row_bb = e.cx.append_basic_block(fl.func, "store.row");
-    let other_bb = e.cx.append_basic_block(fl.func, "store.any.layout");
-    let join = e.cx.append_basic_block(fl.func, "store.layout.joined");
-    b.build_conditional_branch(warp_in_one_row(fl)?, row_bb, other_bb)?;
-    b.position_at_end(row_bb);
-    store_as(in_row)?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(other_bb);
-    store_as(always)?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(join);
-    Ok(())
+        KnownAddress::Same { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let same = || same_address_store(fl, mem, format, lanes, m, raws);
+            match rows {
+                None => same(),
+                Some(rows) => choose_store(fl, rows, &same, dynamic),
+            }
+        }
+        KnownAddress::Consecutive { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
+            let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
+            let (take, slow): (_, &dyn Fn() -> Result<(), JitError>) = match rows {
+                None => (run.inside, &per_lane),
+                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            };
+            let fast = || run_store(fl, format, &run, m, raws);
+            choose_store(fl, take, &fast, slow)
+        }
+    }
 }
 
 /// The addresses of an access whose shape is known.
@@ -400,107 +444,58 @@ fn component_mask<'ctx>(
     )?)
 }
 
-/// A run of consecutive accesses: one masked vector load of the block when
-/// it is inside the memory (components split out with shuffles), else the
-/// per-lane path.
-fn consecutive_load<'ctx>(
+/// The components of a run that is inside the memory: one masked vector
+/// load of the block, the components split out with shuffles.
+fn run_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
     format: MemFormat,
-    lanes: Lanes<'ctx>,
+    run: &Run<'ctx>,
     m: V<'ctx>,
-) -> Result<Vec<V<'ctx>>, JitError> {
+) -> Components<'ctx> {
     let e = fl.e;
     let b = &e.b;
-    let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
-    let run_bb = e.cx.append_basic_block(fl.func, "load.consecutive");
-    let lanes_bb = e.cx.append_basic_block(fl.func, "load.consecutive.lanes");
-    let join = e.cx.append_basic_block(fl.func, "load.consecutive.done");
-    b.build_conditional_branch(run.inside, run_bb, lanes_bb)?;
-
-    b.position_at_end(run_bb);
     let count = u32::from(format.count);
-    let fast = if count == 1 {
-        vec![masked_load(fl, vt, run.start, align, m)?]
-    } else {
-        let block_t = vt
-            .get_element_type()
-            .into_int_type()
-            .vec_type(LANES * count);
-        let block = masked_load(fl, block_t, run.start, align, component_mask(fl, m, count)?)?;
-        (0..count)
-            .map(|c| {
-                let idx: Vec<_> = (0..LANES)
-                    .map(|l| e.i32().const_int(u64::from(l * count + c), false))
-                    .collect();
-                Ok(b.build_shuffle_vector(
-                    block,
-                    block_t.get_poison(),
-                    VectorType::const_vector(&idx),
-                    "",
-                )?)
-            })
-            .collect::<Result<Vec<_>, JitError>>()?
-    };
-    b.build_unconditional_branch(join)?;
-
-    b.position_at_end(lanes_bb);
-    let slow = lanes_load(fl, mem, format, lanes.addr, lanes.ty, m)?;
-    let slow_end = e.current_block()?;
-    b.build_unconditional_branch(join)?;
-
-    b.position_at_end(join);
-    let mut out = Vec::new();
-    for (f, s) in fast.iter().zip(&slow) {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(f, run_bb), (s, slow_end)]);
-        out.push(phi.as_basic_value().into_vector_value());
+    if count == 1 {
+        return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
     }
-    Ok(out)
+    let block_t = vt
+        .get_element_type()
+        .into_int_type()
+        .vec_type(LANES * count);
+    let block = masked_load(fl, block_t, run.start, align, component_mask(fl, m, count)?)?;
+    (0..count)
+        .map(|c| {
+            let idx: Vec<_> = (0..LANES)
+                .map(|l| e.i32().const_int(u64::from(l * count + c), false))
+                .collect();
+            Ok(b.build_shuffle_vector(
+                block,
+                block_t.get_poison(),
+                VectorType::const_vector(&idx),
+                "",
+            )?)
+        })
+        .collect()
 }
 
-/// A run of consecutive accesses: one masked vector store of the block
-/// (built from the components with shuffles) when it is inside the memory,
-/// else the per-lane path.
-fn consecutive_store<'ctx>(
+/// The components of a run that is inside the memory: one masked vector
+/// store of the block, built from the components with shuffles.
+fn run_store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
     format: MemFormat,
-    lanes: Lanes<'ctx>,
+    run: &Run<'ctx>,
     m: V<'ctx>,
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
     let align = elem_align(fl, format.elem);
-    let run_bb = e.cx.append_basic_block(fl.func, "store.consecutive");
-    let lanes_bb = e.cx.append_basic_block(fl.func, "store.consecutive.lanes");
-    let done = e.cx.append_basic_block(fl.func, "store.consecutive.done");
-    b.build_conditional_branch(run.inside, run_bb, lanes_bb)?;
-
-    b.position_at_end(run_bb);
     let count = u32::from(format.count);
     if count == 1 {
-        masked_store(fl, raws[0], run.start, align, m)?;
-    } else {
-        masked_store(
-            fl,
-            interleave(fl, raws)?,
-            run.start,
-            align,
-            component_mask(fl, m, count)?,
-        )?;
+        return masked_store(fl, raws[0], run.start, align, m);
     }
-    b.build_unconditional_branch(done)?;
-
-    b.position_at_end(lanes_bb);
-    lanes_store(fl, mem, format, lanes.addr, lanes.ty, m, raws)?;
-    b.build_unconditional_branch(done)?;
-    b.position_at_end(done);
-    Ok(())
+    let block = interleave(fl, raws)?;
+    masked_store(fl, block, run.start, align, component_mask(fl, m, count)?)
 }
 
 /// The components of 32 lanes as one block, lane by lane:

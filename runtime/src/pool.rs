@@ -3,11 +3,13 @@
 //! Every SM is one OS thread that lives as long as its runtime and waits
 //! for launches on its own channel. In a launch each SM claims runs of
 //! consecutive workgroups from one shared counter (lowest linear index
-//! first) until none are left or the launch is cancelled, runs each claimed workgroup to completion,
-//! and sends one [`SmOutcome`] back. A panic in the backend is caught per
-//! workgroup, so the thread survives it.
+//! first) until none are left or the launch is cancelled, hands each run
+//! to the backend in one call ([`Backend::run_workgroups`]), which runs its
+//! workgroups to completion one after another, and sends one [`SmOutcome`]
+//! back. A panic in the backend is caught per run and charged to the
+//! workgroup it happened in, so the thread survives it.
 
-use crate::backend::{Backend, CancelToken, Workgroup};
+use crate::backend::{Backend, CancelToken, RunProgress, WorkgroupRun};
 use crate::error::ConfigError;
 use crate::kernel::Kernel;
 use crate::memory::{SmMemory, Storage};
@@ -16,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig, Placement};
+use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig};
 
 /// Everything the SMs of one launch share.
 pub(crate) struct LaunchJob {
@@ -87,19 +89,6 @@ impl LaunchJob {
             ((n / gx) % gy) as u32,
             (n / (gx * gy)) as u32,
         ]
-    }
-
-    /// The workgroup id after `id` in linear order (x fastest), without
-    /// the divisions of [`LaunchJob::workgroup_id`].
-    fn next_workgroup_id(&self, [x, y, z]: [u32; 3]) -> [u32; 3] {
-        let [gx, gy, _] = self.config.grid;
-        if x + 1 < gx {
-            [x + 1, y, z]
-        } else if y + 1 < gy {
-            [0, y + 1, z]
-        } else {
-            [0, 0, z.wrapping_add(1)]
-        }
     }
 }
 
@@ -254,82 +243,73 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
     };
     let mut memory = SmMemory::new(&job.buffers);
     let chunk = job.chunk();
-    'claims: while !job.cancel.is_cancelled() {
+    while !job.cancel.is_cancelled() {
         let Some(claimed) = job.claim(chunk) else {
             break;
         };
-        let mut finished = 0u64;
-        let mut workgroup_id = job.workgroup_id(claimed.start);
-        for index in claimed {
-            if finished > 0 && job.cancel.is_cancelled() {
-                break;
+        let run = WorkgroupRun {
+            kernel: &job.kernel,
+            config: &job.config,
+            sm_id: sm,
+            first_index: claimed.start,
+            first_workgroup_id: job.workgroup_id(claimed.start),
+            count: claimed.end - claimed.start,
+            params: &job.params,
+            cancel: &job.cancel,
+        };
+        if let Err(stopped) = run_claimed(job, &run, &mut memory, &mut outcome) {
+            if let Some(failure) = stopped {
+                job.cancel.cancel();
+                outcome.failure = Some(failure);
             }
-            match run_one(sm, job, &mut memory, index, workgroup_id, &mut outcome) {
-                Ok(()) => finished += 1,
-                Err(stopped) => {
-                    job.finished.fetch_add(finished, Ordering::Relaxed);
-                    if let Some(failure) = stopped {
-                        job.cancel.cancel();
-                        outcome.failure = Some(failure);
-                    }
-                    break 'claims;
-                }
-            }
-            workgroup_id = job.next_workgroup_id(workgroup_id);
+            break;
         }
-        job.finished.fetch_add(finished, Ordering::Relaxed);
     }
     outcome
 }
 
-/// Runs workgroup `index` on SM `sm`, adding to `outcome`. `Err(None)`:
-/// the launch was cancelled; `Err(Some(_))`: the workgroup failed.
-fn run_one(
-    sm: u32,
+/// Runs the claimed workgroups of `run`, adding what completed to
+/// `outcome`. `Err(None)`: the launch was cancelled; `Err(Some(_))`: a
+/// workgroup failed.
+fn run_claimed(
     job: &LaunchJob,
+    run: &WorkgroupRun<'_>,
     memory: &mut SmMemory<'_>,
-    index: u64,
-    workgroup_id: [u32; 3],
     outcome: &mut SmOutcome,
 ) -> Result<(), Option<SmFailure>> {
-    let work = Workgroup {
-        kernel: &job.kernel,
-        config: &job.config,
-        // One workgroup at a time per SM: its warps take slots from 0.
-        placement: Placement {
-            workgroup_id,
-            sm_id: sm,
-            first_warp_slot: 0,
-        },
-        index,
-        params: &job.params,
-        cancel: &job.cancel,
-    };
+    let mut progress = RunProgress::new(run.first_index);
     let result = catch_unwind(AssertUnwindSafe(|| {
-        job.backend.run_workgroup(&work, memory)
+        job.backend.run_workgroups(run, memory, &mut progress)
     }));
-    let failure = match result {
-        Ok(Ok(report)) => {
-            outcome.workgroups += 1;
-            outcome.statements = outcome.statements.saturating_add(report.statements);
-            if !report.faults.is_empty() || report.faults.first.is_some() {
-                // Claims come in increasing order, so this SM's first
-                // fault is its lowest faulting workgroup's.
-                if outcome.first_fault_at.is_none() && report.faults.first.is_some() {
-                    outcome.first_fault_at = Some(index);
-                }
-                outcome.faults.merge(&report.faults);
-            }
-            return Ok(());
+    // Whatever stopped the run, the workgroups before it completed.
+    let completed = progress.completed().min(run.count);
+    job.finished.fetch_add(completed, Ordering::Relaxed);
+    outcome.workgroups += completed;
+    outcome.statements = outcome.statements.saturating_add(progress.statements());
+    if progress.faults().first.is_some() || !progress.faults().is_empty() {
+        // Claims come in increasing order, so this SM's first fault is its
+        // lowest faulting workgroup's.
+        if outcome.first_fault_at.is_none() {
+            outcome.first_fault_at = progress.first_fault_at();
         }
+        outcome.faults.merge(progress.faults());
+    }
+    let failure = match result {
+        Ok(Ok(())) if completed == run.count => return Ok(()),
+        Ok(Ok(())) => Failure::Panic(format!(
+            "the {} backend returned after {completed} of {} workgroups",
+            job.backend.name(),
+            run.count
+        )),
         // Stopped by the watchdog or by another SM's failure.
         Ok(Err(ExecError::Cancelled)) => return Err(None),
         Ok(Err(e)) => Failure::Exec(e),
         Err(payload) => Failure::Panic(panic_message(payload.as_ref())),
     };
+    let index = run.first_index + completed;
     Err(Some(SmFailure {
         index,
-        workgroup: workgroup_id,
+        workgroup: job.workgroup_id(index),
         failure,
     }))
 }

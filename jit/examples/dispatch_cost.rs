@@ -2,7 +2,7 @@
 //! for tuning (not a test):
 //!
 //! ```text
-//! cargo run --release -p warpjit-jit --example dispatch_cost [SMS] [RUNS]
+//! cargo run --release -p warpjit-jit --example dispatch_cost [SMS] [RUNS] [ONLY]
 //! ```
 //!
 //! On a runtime of SMS SMs (default 1) with the JIT backend, launches
@@ -10,8 +10,9 @@
 //! barrier over 2^16 workgroups of 256 threads, `examples/scan_shuffle_up.warp`
 //! over 2^24 elements (W4's shape), and `examples/mandelbrot.warp` (W1).
 //! Prints the min and median wall time of a launch, the process's CPU time
-//! per workgroup, and for each launch how many workgroups each SM ran and
-//! when it started (`SMS` > 1 shows whether the SMs share the work).
+//! per workgroup, and with SMS > 1 each launch's wall time and how many
+//! workgroups each SM ran (whether the SMs shared the work).
+//! ONLY runs just the cases whose name contains it (for `perf record`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -72,6 +73,7 @@ fn main() {
     let runs: usize = args
         .next()
         .map_or(9, |a| a.parse().expect("RUNS is a number"));
+    let only = args.next().unwrap_or_default();
     let config = RuntimeConfig {
         sm_count: sms,
         ..RuntimeConfig::default()
@@ -117,6 +119,7 @@ fn main() {
             buffers: vec![Buffer::zeroed(768 * 512 * 4).expect("allocates")],
         },
     ];
+    cases.retain(|case| case.name.contains(only.as_str()));
     for case in &mut cases {
         let mut walls = Vec::new();
         let mut cpus = Vec::new();

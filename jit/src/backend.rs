@@ -206,7 +206,9 @@ fn run_consecutive(
                     return Err(ExecError::Cancelled);
                 }
                 frame.workgroup_id = run.next_workgroup_id(frame.workgroup_id);
-                scratch.arena.fill(0);
+                if !scratch.arena.is_empty() {
+                    scratch.arena.fill(0);
+                }
                 sched::next_workgroup(&mut scratch.contexts, frame.workgroup_id, cfg.fuel);
             }
             // SAFETY: `code` keeps the machine code alive; the spans point

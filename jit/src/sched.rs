@@ -14,7 +14,11 @@
 //! out of fuel) is reset, which abandons its stack without running
 //! anything. Nothing on a warp's stack needs dropping (compiled frames,
 //! [`warpjit_barrier`]'s and the coroutine's start frame hold only plain
-//! values), so this is sound. Stacks are kept per thread and reused.
+//! values), so this is sound.
+//!
+//! The coroutines are kept per thread ([`WarpCrew`]), each running one warp
+//! after another, so a barrier workgroup creates none; one whose warp was
+//! abandoned is made anew on the same stack.
 
 use crate::abi::{self, KernelFn, MemSpan, WarpContext};
 use corosensei::stack::DefaultStack;

@@ -50,6 +50,7 @@
 //!
 //! [`VerifiedModule`]: warpjit_ir::VerifiedModule
 
+mod affinity;
 mod backend;
 mod config;
 mod error;

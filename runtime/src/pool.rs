@@ -9,6 +9,7 @@
 //! back. A panic in the backend is caught per run and charged to the
 //! workgroup it happened in, so the thread survives it.
 
+use crate::affinity;
 use crate::backend::{Backend, CancelToken, RunProgress, WorkgroupRun};
 use crate::error::ConfigError;
 use crate::kernel::Kernel;
@@ -134,15 +135,24 @@ struct Worker {
 /// The SM threads of a runtime.
 pub(crate) struct Pool {
     workers: Vec<Worker>,
+    /// The CPU each SM thread is pinned to (empty: none are; see
+    /// `affinity.rs`).
+    cpus: Vec<usize>,
 }
 
 impl Pool {
     pub fn new(sm_count: u32) -> Result<Pool, ConfigError> {
+        let cpus = affinity::placement(sm_count);
         let mut workers = Vec::with_capacity(sm_count as usize);
         for sm in 0..sm_count {
-            workers.push(spawn(sm)?);
+            workers.push(spawn(sm, cpus.get(sm as usize).copied())?);
         }
-        Ok(Pool { workers })
+        Ok(Pool { workers, cpus })
+    }
+
+    fn respawn(&mut self, sm: u32) -> Result<(), ConfigError> {
+        self.workers[sm as usize] = spawn(sm, self.cpus.get(sm as usize).copied())?;
+        Ok(())
     }
 
     /// Hands `job` to SM `sm`. A thread that has ended (it should never)
@@ -155,14 +165,14 @@ impl Pool {
     ) -> Result<(), ConfigError> {
         let index = sm as usize;
         if self.workers[index].thread.is_finished() {
-            self.workers[index] = spawn(sm)?;
+            self.respawn(sm)?;
         }
         let task = Task {
             job: Arc::clone(job),
             done: done.clone(),
         };
         if let Err(mpsc::SendError(task)) = self.workers[index].jobs.send(task) {
-            self.workers[index] = spawn(sm)?;
+            self.respawn(sm)?;
             self.workers[index]
                 .jobs
                 .send(task)
@@ -173,8 +183,10 @@ impl Pool {
 
     /// Leaves SM `sm`'s thread to finish whatever it is stuck in (it exits
     /// afterwards, its channel closed) and starts a fresh one.
+    /// The fresh thread is not pinned: the old one may still be busy on
+    /// that CPU.
     pub fn replace(&mut self, sm: u32) -> Result<(), ConfigError> {
-        self.workers[sm as usize] = spawn(sm)?;
+        self.workers[sm as usize] = spawn(sm, None)?;
         Ok(())
     }
 }
@@ -196,11 +208,18 @@ impl Drop for Pool {
     }
 }
 
-fn spawn(sm: u32) -> Result<Worker, ConfigError> {
+/// Starts SM `sm`'s thread, pinned to `cpu` if given.
+fn spawn(sm: u32, cpu: Option<usize>) -> Result<Worker, ConfigError> {
     let (jobs, inbox) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name(format!("warpjit-sm-{sm}"))
-        .spawn(move || serve(sm, inbox))
+        .spawn(move || {
+            if let Some(cpu) = cpu {
+                // Unpinned, the thread still works, only maybe later.
+                let _ = affinity::pin_current_thread(cpu);
+            }
+            serve(sm, inbox)
+        })
         .map_err(|e| ConfigError(format!("cannot start the thread of SM {sm}: {e}")))?;
     Ok(Worker { jobs, thread })
 }

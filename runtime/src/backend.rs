@@ -15,7 +15,8 @@ use warpjit_ir::{FuncId, VerifiedModule};
 pub type PreparedCode = Arc<dyn Any + Send + Sync>;
 
 /// An execution engine. The runtime calls it from its SM threads, each call
-/// one whole workgroup, so it must be shareable between threads.
+/// a run of whole workgroups ([`Backend::run_workgroups`]), so it must be
+/// shareable between threads.
 ///
 /// A backend runs all warps of the workgroup on the calling thread,
 /// switching between them at barriers as it likes (the interpreter keeps

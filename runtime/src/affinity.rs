@@ -5,16 +5,17 @@
 //! runtime often had both SM threads on one CPU: the second started only
 //! when the load balancer moved it at a scheduler tick, about 4 ms later,
 //! after the first had done most of the launch (W1: median start of the
-//! later SM 3.7 ms unpinned, 54 µs pinned). So when a runtime has more
-//! than one SM and no more SMs than the process has CPUs, SM `i` is pinned
-//! to the `i`-th of those CPUs. A single SM, or more SMs than CPUs, is
-//! left to the scheduler.
+//! later SM 3.7 ms unpinned, 54 µs pinned). So when a runtime has one SM
+//! per CPU the process may use (as by default) and more than one, SM `i`
+//! is pinned to the `i`-th of those CPUs. Any other runtime is left to the
+//! scheduler: pinned to the first CPUs, the SMs of several small runtimes
+//! (or processes) would crowd onto the same few CPUs of a large machine.
 
 /// The CPUs SM threads are pinned to, SM `i` to `cpus[i]`; empty when
 /// they are not pinned.
 pub(crate) fn placement(sm_count: u32) -> Vec<usize> {
     let cpus = allowed_cpus();
-    if sm_count > 1 && sm_count as usize <= cpus.len() {
+    if sm_count > 1 && sm_count as usize == cpus.len() {
         cpus
     } else {
         Vec::new()
@@ -97,12 +98,14 @@ mod tests {
     }
 
     #[test]
-    fn only_runtimes_of_several_sms_that_fit_the_cpus_are_pinned() {
+    fn only_runtimes_of_one_sm_per_cpu_are_pinned() {
         let cpus = allowed_cpus();
+        let count = cpus.len() as u32;
         assert!(placement(1).is_empty());
-        assert!(placement(cpus.len() as u32 + 1).is_empty());
-        if cpus.len() >= 2 {
-            assert_eq!(placement(2), cpus);
+        assert!(placement(count + 1).is_empty());
+        if count >= 2 {
+            assert_eq!(placement(count), cpus);
+            assert!(placement(count - 1).is_empty());
         }
     }
 }

@@ -1,15 +1,20 @@
 //! Compile time and code speed of the JIT, for tuning (not a test):
 //!
 //! ```text
-//! cargo run --release -p warpjit-jit --example compile_time [GENERATED] [OPT]
+//! cargo run --release -p warpjit-jit --example compile_time [GENERATED] [OPT] [FILTER]
 //! ```
 //!
-//! Compiles each example in `examples/` (those the JIT supports) and
+//! Compiles each example in `examples/` and each workload in
+//! `benches/workloads/` (those the JIT supports, whose path contains FILTER
+//! if given; or every `.warp` file in FILTER if it is a directory) and
 //! GENERATED programs from `warpjit_ir::generate` (default 10) at level OPT
 //! (default 2), printing the median CPU time of a compile and median wall
-//! times per phase, then times a large
-//! mandelbrot launch. Compiles clear the compile cache first, so every one
-//! is cold; one more compile per example shows the cache hit.
+//! times per phase, then (if GENERATED > 0) times a large mandelbrot
+//! launch. Compiles clear the compile cache first, so every one is cold;
+//! one more compile per example shows the cache hit. The first compile of
+//! the process is also shown on its own (it pays LLVM's one-time costs).
+//!
+//! `WARPJIT_LLVM_ARGS` passes options to LLVM, e.g. `-time-passes`.
 
 use std::time::{Duration, Instant};
 use warpjit_ir::generate::{generate_case, Features, GenConfig, SplitMix64};
@@ -68,21 +73,54 @@ fn cold(module: &VerifiedModule, opts: &JitOptions) -> Option<CompileTimes> {
     Some(t)
 }
 
+/// Hands `WARPJIT_LLVM_ARGS` (space-separated) to LLVM's option parser.
+fn llvm_options() {
+    let Ok(args) = std::env::var("WARPJIT_LLVM_ARGS") else {
+        return;
+    };
+    let owned: Vec<std::ffi::CString> = std::iter::once("compile_time")
+        .chain(args.split_whitespace())
+        .filter_map(|a| std::ffi::CString::new(a).ok())
+        .collect();
+    let argv: Vec<*const std::ffi::c_char> = owned.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: argv points at NUL-terminated strings that outlive the call.
+    unsafe {
+        inkwell::llvm_sys::support::LLVMParseCommandLineOptions(
+            argv.len() as i32,
+            argv.as_ptr(),
+            std::ptr::null(),
+        )
+    };
+}
+
 fn main() {
+    llvm_options();
     let mut args = std::env::args().skip(1);
     let generated: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
     let opt_level: u8 = args.next().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let mut filter = args.next().unwrap_or_default();
     let opts = JitOptions {
         opt_level,
         ..JitOptions::default()
     };
-    let dir = format!("{}/../examples", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples directory")
+    let root = format!("{}/..", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{root}/examples");
+    // FILTER may also name a directory of .warp files to compile instead.
+    let dirs = if std::path::Path::new(&filter).is_dir() {
+        vec![std::mem::take(&mut filter)]
+    } else {
+        vec![dir.clone(), format!("{root}/benches/workloads")]
+    };
+    let mut files: Vec<_> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("examples directory"))
         .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "warp"))
+        .filter(|p| p.to_string_lossy().contains(&filter))
         .collect();
-    files.sort();
+    files.sort_by_key(|p| p.file_name().map(|n| n.to_owned()));
     let mut all = Vec::new();
+    let mut first_of_process = true;
     for path in files {
         let text = std::fs::read_to_string(&path).expect("readable example");
         let module = warpjit_ir::text::parse(&text)
@@ -95,7 +133,14 @@ fn main() {
             continue;
         };
         let mut times = vec![first];
-        times.extend((0..8).filter_map(|_| cold(&module, &opts)));
+        if std::mem::take(&mut first_of_process) {
+            println!(
+                "{name:28} first compile of the process: {}",
+                summary(&times)
+            );
+            times.clear();
+        }
+        times.extend((times.len()..9).filter_map(|_| cold(&module, &opts)));
         let hit = compile(&module, &opts).ok().map(|c| c.compile_times());
         println!(
             "{name:28} {}  again: {:.3} ms hit={}",
@@ -126,7 +171,16 @@ fn main() {
             summary(&times)
         );
     }
-    mandelbrot_run(&dir, &opts);
+    if generated > 0 {
+        mandelbrot_run(&dir, &opts);
+    }
+    if std::env::var_os("WARPJIT_LLVM_ARGS").is_some() {
+        // LLVM prints the code generator's timers (-time-passes) when it
+        // shuts down; no LLVM object may be used after this.
+        clear_compile_cache();
+        // SAFETY: every compiled module of this thread was dropped above.
+        unsafe { inkwell::llvm_sys::core::LLVMShutdown() };
+    }
 }
 
 /// Times launches of examples/mandelbrot.warp at 1024x1024, 256 iterations.

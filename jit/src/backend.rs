@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpjit_ir::interp::{ExecError, FuelUnit};
 use warpjit_ir::{FuncId, VerifiedModule};
-use warpjit_runtime::{Backend, PreparedCode, SmMemory, Workgroup, WorkgroupReport};
+use warpjit_runtime::{
+    Backend, PreparedCode, RunProgress, SmMemory, Workgroup, WorkgroupReport, WorkgroupRun,
+};
 
 /// Runs kernels as machine code: `prepare` compiles the module with the
 /// backend's options on the calling thread; each SM thread then runs its
@@ -123,42 +125,92 @@ impl Backend for JitBackend {
         work: &Workgroup<'_>,
         memory: &mut SmMemory<'_>,
     ) -> Result<WorkgroupReport, ExecError> {
-        let code = work
-            .kernel
-            .code()
-            .downcast_ref::<JitKernel>()
-            .ok_or_else(|| {
-                ExecError::InvalidLaunch(format!(
-                    "kernel @{} was prepared by the {} backend, not by the JIT",
-                    work.kernel.name(),
-                    work.kernel.backend()
-                ))
-            })?;
-        let module = work.kernel.module();
-        let cfg = work.config;
-        let warps = cfg.warps_per_workgroup();
-        let slot = work.placement.first_warp_slot;
-        if u64::from(slot) + warps > u64::from(cfg.warps_per_sm) {
-            return Err(ExecError::InvalidLaunch(format!(
-                "{warps} warps from slot {slot} do not fit in {} warp slots",
-                cfg.warps_per_sm
-            )));
-        }
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            global_spans(module, memory, &mut scratch.buffers)?;
-            shared_spans(module, &mut scratch.arena, &mut scratch.shared)?;
-            let frame = WorkgroupFrame {
-                params: work.params,
-                buffers: &scratch.buffers,
-                shared: &scratch.shared,
-                config: cfg,
-                workgroup_id: work.placement.workgroup_id,
-                sm_id: work.placement.sm_id,
-                first_warp_slot: slot,
-                cancel: work.cancel.flag(),
-            };
-            sched::refill_warp_contexts(&frame, &mut scratch.contexts, &mut scratch.frame);
+        let run = WorkgroupRun {
+            kernel: work.kernel,
+            config: work.config,
+            sm_id: work.placement.sm_id,
+            first_index: work.index,
+            first_workgroup_id: work.placement.workgroup_id,
+            count: 1,
+            params: work.params,
+            cancel: work.cancel,
+        };
+        let mut progress = RunProgress::new(work.index);
+        run_consecutive(&run, work.placement.first_warp_slot, memory, &mut progress)?;
+        Ok(WorkgroupReport {
+            faults: progress.faults().clone(),
+            statements: 0,
+        })
+    }
+
+    fn run_workgroups(
+        &self,
+        run: &WorkgroupRun<'_>,
+        memory: &mut SmMemory<'_>,
+        progress: &mut RunProgress,
+    ) -> Result<(), ExecError> {
+        run_consecutive(run, 0, memory, progress)
+    }
+}
+
+/// Runs the workgroups of `run` one after another, their warps from slot
+/// `first_warp_slot`. What all of them share is set up once: the kernel's
+/// code, the span tables, the contexts (afterwards only the workgroup id
+/// and the fields a run changes are rewritten) and shared memory (zeroed
+/// per workgroup); a report is built only for a workgroup that faulted.
+fn run_consecutive(
+    run: &WorkgroupRun<'_>,
+    first_warp_slot: u32,
+    memory: &mut SmMemory<'_>,
+    progress: &mut RunProgress,
+) -> Result<(), ExecError> {
+    let code = run
+        .kernel
+        .code()
+        .downcast_ref::<JitKernel>()
+        .ok_or_else(|| {
+            ExecError::InvalidLaunch(format!(
+                "kernel @{} was prepared by the {} backend, not by the JIT",
+                run.kernel.name(),
+                run.kernel.backend()
+            ))
+        })?;
+    let module = run.kernel.module();
+    let cfg = run.config;
+    let warps = cfg.warps_per_workgroup();
+    if u64::from(first_warp_slot) + warps > u64::from(cfg.warps_per_sm) {
+        return Err(ExecError::InvalidLaunch(format!(
+            "{warps} warps from slot {first_warp_slot} do not fit in {} warp slots",
+            cfg.warps_per_sm
+        )));
+    }
+    let kernel_name = run.kernel.name();
+    SCRATCH.with(|scratch| {
+        let scratch = &mut *scratch.borrow_mut();
+        global_spans(module, memory, &mut scratch.buffers)?;
+        shared_spans(module, &mut scratch.arena, &mut scratch.shared)?;
+        let mut frame = WorkgroupFrame {
+            params: run.params,
+            buffers: &scratch.buffers,
+            shared: &scratch.shared,
+            config: cfg,
+            workgroup_id: run.first_workgroup_id,
+            sm_id: run.sm_id,
+            first_warp_slot,
+            cancel: run.cancel.flag(),
+        };
+        sched::refill_warp_contexts(&frame, &mut scratch.contexts, &mut scratch.frame);
+        for offset in 0..run.count {
+            if offset > 0 {
+                if run.cancel.is_cancelled() {
+                    return Err(ExecError::Cancelled);
+                }
+                frame.workgroup_id = run.next_workgroup_id(frame.workgroup_id);
+                if !scratch.arena.is_empty() {
+                    scratch.arena.fill(0);
+                }
+                sched::next_workgroup(&mut scratch.contexts, frame.workgroup_id, cfg.fuel);
+            }
             // SAFETY: `code` keeps the machine code alive; the spans point
             // at the launch's buffers (kept alive by the runtime for the
             // whole launch) and at this thread's arena, which is not
@@ -169,38 +221,43 @@ impl Backend for JitBackend {
                     code.entry,
                     &code.plan,
                     &mut scratch.contexts,
-                    work.cancel.flag(),
+                    run.cancel.flag(),
                     &mut first,
                 )
             };
-            let kernel_name = work.kernel.name();
-            let faults = workgroup_faults(
-                &scratch.contexts,
-                first,
-                module,
-                kernel_name,
-                frame.workgroup_id,
-            );
-            match outcome {
-                Ok(()) => Ok(WorkgroupReport {
-                    faults,
-                    statements: 0,
-                }),
-                Err(Stop::OutOfFuel { warp }) => Err(ExecError::FuelExhausted {
-                    kernel: kernel_name.to_string(),
-                    workgroup: frame.workgroup_id,
-                    warp,
-                    fuel: cfg.fuel.unwrap_or(u64::MAX),
-                    unit: FuelUnit::LoopIterations,
-                }),
-                Err(Stop::Cancelled) => Err(ExecError::Cancelled),
-                Err(Stop::NoStack(why)) => Err(ExecError::OutOfMemory {
-                    what: format!("warp stacks ({why})"),
-                    bytes: code.plan.stack_bytes as u64 * warps,
-                }),
+            if let Err(stop) = outcome {
+                return Err(match stop {
+                    Stop::OutOfFuel { warp } => ExecError::FuelExhausted {
+                        kernel: kernel_name.to_string(),
+                        workgroup: frame.workgroup_id,
+                        warp,
+                        fuel: cfg.fuel.unwrap_or(u64::MAX),
+                        unit: FuelUnit::LoopIterations,
+                    },
+                    Stop::Cancelled => ExecError::Cancelled,
+                    Stop::NoStack(why) => ExecError::OutOfMemory {
+                        what: format!("warp stacks ({why})"),
+                        bytes: code.plan.stack_bytes as u64 * warps,
+                    },
+                });
             }
-        })
-    }
+            if first.is_none() && !scratch.contexts.iter().any(sched::faulted) {
+                progress.complete_without_faults(0);
+                continue;
+            }
+            progress.complete(&WorkgroupReport {
+                faults: workgroup_faults(
+                    &scratch.contexts,
+                    first,
+                    module,
+                    kernel_name,
+                    frame.workgroup_id,
+                ),
+                statements: 0,
+            });
+        }
+        Ok(())
+    })
 }
 
 /// The launch's buffers as byte spans over the runtime's atomic words.
@@ -248,12 +305,14 @@ fn shared_spans(
     spans: &mut Vec<MemSpan>,
 ) -> Result<(), ExecError> {
     spans.clear();
+    // Cleared even without shared memory: the arena is zeroed again before
+    // every workgroup of a run.
+    arena.clear();
     if module.shared.is_empty() {
         return Ok(());
     }
     let words = |size: u32| (size as usize).div_ceil(8);
     let total: usize = module.shared.iter().map(|decl| words(decl.size)).sum();
-    arena.clear();
     arena
         .try_reserve_exact(total)
         .map_err(|_| ExecError::OutOfMemory {

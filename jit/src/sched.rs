@@ -14,10 +14,14 @@
 //! out of fuel) is reset, which abandons its stack without running
 //! anything. Nothing on a warp's stack needs dropping (compiled frames,
 //! [`warpjit_barrier`]'s and the coroutine's start frame hold only plain
-//! values), so this is sound. Stacks are kept per thread and reused.
+//! values), so this is sound.
+//!
+//! The coroutines are kept per thread ([`WarpCrew`]), each running one warp
+//! after another, so a barrier workgroup creates none; one whose warp was
+//! abandoned is made anew on the same stack.
 
 use crate::abi::{self, KernelFn, MemSpan, WarpContext};
-use corosensei::stack::{DefaultStack, Stack};
+use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -212,9 +216,21 @@ pub(crate) fn refill_warp_contexts(
         *last = Some(key);
         return;
     }
-    let fuel = frame.config.fuel.unwrap_or(u64::MAX);
+    next_workgroup(contexts, frame.workgroup_id, frame.config.fuel);
+}
+
+/// Makes `contexts`, which ran the previous workgroup of the same launch
+/// on this SM, the contexts of workgroup `workgroup_id`: only the id and
+/// the fields a run changes (masks, fuel, fault records of warps that
+/// faulted) are written.
+pub(crate) fn next_workgroup(
+    contexts: &mut [WarpContext],
+    workgroup_id: [u32; 3],
+    fuel: Option<u64>,
+) {
+    let fuel = fuel.unwrap_or(u64::MAX);
     for ctx in contexts.iter_mut() {
-        ctx.workgroup_id = frame.workgroup_id;
+        ctx.workgroup_id = workgroup_id;
         ctx.live_mask = ctx.entry_mask;
         ctx.helper_mask = 0;
         ctx.fuel = fuel;
@@ -362,23 +378,180 @@ fn check(ctx: &WarpContext, index: usize, cancel: &AtomicBool) -> Result<(), Sto
     Ok(())
 }
 
-type Warp = Coroutine<(), (), (), DefaultStack>;
+/// What a warp coroutine is resumed with: the warp to start (ignored when
+/// it continues from a barrier).
+#[derive(Clone, Copy)]
+struct WarpJob {
+    entry: KernelFn,
+    ctx: *mut WarpContext,
+}
 
-/// The coroutines of one workgroup. Dropping it (finished, stopped or
-/// panicking) resets the warps still waiting, without unwinding, and
-/// gives every stack back to the thread's pool.
-struct Warps(Vec<Option<Warp>>);
+/// Why a warp coroutine gave the thread back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpEvent {
+    /// The warp waits at a barrier.
+    AtBarrier,
+    /// The warp finished; the coroutine is idle, ready for another warp.
+    Finished,
+}
 
-impl Drop for Warps {
-    fn drop(&mut self) {
-        for warp in self.0.iter_mut() {
-            if let Some(mut co) = warp.take() {
+type Warp = Coroutine<WarpJob, WarpEvent, (), DefaultStack>;
+type WarpYielder = Yielder<WarpJob, WarpEvent>;
+
+/// A coroutine that runs one warp after another: it runs the warp it is
+/// resumed with, yields [`WarpEvent::Finished`] and waits for the next.
+/// While idle its stack holds only this loop's plain values.
+fn warp_coroutine(stack: DefaultStack) -> Warp {
+    Coroutine::with_stack(stack, |yielder: &WarpYielder, first: WarpJob| {
+        let mut job = first;
+        loop {
+            // SAFETY: the scheduler resumes a coroutine only with a live
+            // context that nothing else touches until the warp yields.
+            unsafe {
+                (*job.ctx).scheduler = (yielder as *const WarpYielder).cast::<c_void>();
+                (job.entry)(job.ctx);
+            }
+            job = yielder.suspend(WarpEvent::Finished);
+        }
+    })
+}
+
+/// Where a warp of the running workgroup is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpState {
+    NotStarted,
+    AtBarrier,
+    Finished,
+}
+
+/// The warp coroutines of an SM thread, kept from workgroup to workgroup
+/// (and launch to launch), so a barrier workgroup creates none. Between
+/// workgroups every coroutine is idle (not started, or suspended after its
+/// warp finished); a coroutine whose warp is abandoned at a barrier is
+/// reset without unwinding and made anew on the same stack.
+#[derive(Default)]
+struct WarpCrew {
+    warps: Vec<Option<Warp>>,
+    /// The size every coroutine's stack has at least.
+    stack_bytes: usize,
+    /// Per warp of the running workgroup.
+    states: Vec<WarpState>,
+}
+
+impl WarpCrew {
+    /// At least `count` idle coroutines with stacks of `stack_bytes` or more.
+    fn ensure(&mut self, count: usize, stack_bytes: usize) -> Result<(), String> {
+        if stack_bytes > self.stack_bytes {
+            // Every coroutine is idle here, so dropping them is sound.
+            self.warps.clear();
+            self.stack_bytes = stack_bytes;
+        }
+        while self.warps.len() < count {
+            let stack = DefaultStack::new(self.stack_bytes).map_err(|e| {
+                format!(
+                    "cannot map a {} KiB warp stack: {e}",
+                    self.stack_bytes >> 10
+                )
+            })?;
+            self.warps.push(Some(warp_coroutine(stack)));
+        }
+        Ok(())
+    }
+
+    /// Makes every coroutine of the workgroup's `count` warps idle again:
+    /// the ones abandoned at a barrier (or, which never happens, that
+    /// returned) are reset and made anew on their stacks.
+    fn settle(&mut self, count: usize) {
+        for (slot, state) in self.warps.iter_mut().zip(&self.states).take(count) {
+            let abandoned = *state == WarpState::AtBarrier;
+            let Some(mut co) = slot.take() else {
+                continue;
+            };
+            if abandoned || co.done() {
                 if !co.done() {
                     // SAFETY: nothing on a warp's stack has drop code (see
                     // the module notes), so abandoning it is sound.
                     unsafe { co.force_reset() };
                 }
-                give_back(co.into_stack());
+                *slot = Some(warp_coroutine(co.into_stack()));
+            } else {
+                *slot = Some(co);
+            }
+        }
+    }
+
+    /// Runs the warps of `contexts` on this crew's coroutines, in the
+    /// interpreter's schedule; see [`run_warps`].
+    unsafe fn run(
+        &mut self,
+        entry: KernelFn,
+        plan: &KernelPlan,
+        contexts: &mut [WarpContext],
+        cancel: &AtomicBool,
+        first_faulting: &mut Option<usize>,
+    ) -> Result<(), Stop> {
+        let count = contexts.len();
+        self.ensure(count, plan.stack_bytes)
+            .map_err(Stop::NoStack)?;
+        self.states.clear();
+        self.states.resize(count, WarpState::NotStarted);
+        // SAFETY: the contexts outlive this call and the coroutines touch a
+        // context only between a resume and the next yield.
+        let outcome = unsafe { self.schedule(entry, contexts, cancel, first_faulting) };
+        self.settle(count);
+        outcome
+    }
+
+    unsafe fn schedule(
+        &mut self,
+        entry: KernelFn,
+        contexts: &mut [WarpContext],
+        cancel: &AtomicBool,
+        first_faulting: &mut Option<usize>,
+    ) -> Result<(), Stop> {
+        let base = contexts.as_mut_ptr();
+        let count = contexts.len();
+        loop {
+            let mut waiting = false;
+            for index in 0..count {
+                if self.states[index] == WarpState::Finished {
+                    continue;
+                }
+                let Some(co) = self.warps[index].as_mut() else {
+                    continue;
+                };
+                // SAFETY: `index < count`.
+                let ctx = unsafe { base.add(index) };
+                self.states[index] = match co.resume(WarpJob { entry, ctx }) {
+                    CoroutineResult::Yield(WarpEvent::AtBarrier) => {
+                        waiting = true;
+                        WarpState::AtBarrier
+                    }
+                    CoroutineResult::Yield(WarpEvent::Finished) | CoroutineResult::Return(()) => {
+                        WarpState::Finished
+                    }
+                };
+                // SAFETY: the warp is suspended or finished; nothing else
+                // touches its context now.
+                let ctx = unsafe { &*ctx };
+                note_fault(ctx, index, first_faulting);
+                check(ctx, index, cancel)?;
+            }
+            // Every unfinished warp now waits at a barrier: it opens.
+            if !waiting {
+                return Ok(());
+            }
+        }
+    }
+}
+
+impl Drop for WarpCrew {
+    fn drop(&mut self) {
+        for co in self.warps.iter_mut().flatten() {
+            if !co.done() {
+                // SAFETY: idle, or abandoned by a panic while waiting at a
+                // barrier: either way nothing on the stack has drop code.
+                unsafe { co.force_reset() };
             }
         }
     }
@@ -398,49 +571,15 @@ unsafe fn run_as_coroutines(
             MAX_STACK >> 20
         )));
     }
-    let base = contexts.as_mut_ptr();
-    let count = contexts.len();
-    let mut warps = Warps(Vec::with_capacity(count));
-    for index in 0..count {
-        let stack = take_stack(plan.stack_bytes).map_err(Stop::NoStack)?;
-        // SAFETY: `index < count`; the context outlives the coroutine,
-        // which `warps` finishes or resets before this function returns.
-        let ctx = unsafe { base.add(index) };
-        let co = Coroutine::with_stack(stack, move |yielder: &Yielder<(), ()>, ()| {
-            // SAFETY: only this coroutine touches its context while it
-            // runs; the scheduler reads it between resumes.
-            unsafe {
-                (*ctx).scheduler = (yielder as *const Yielder<(), ()>).cast::<c_void>();
-                entry(ctx);
-            }
-        });
-        warps.0.push(Some(co));
-    }
-    loop {
-        let mut waiting = false;
-        for index in 0..count {
-            let Some(co) = warps.0[index].as_mut() else {
-                continue;
-            };
-            match co.resume(()) {
-                CoroutineResult::Yield(()) => waiting = true,
-                CoroutineResult::Return(()) => {
-                    if let Some(done) = warps.0[index].take() {
-                        give_back(done.into_stack());
-                    }
-                }
-            }
-            // SAFETY: the warp is suspended or finished; nothing else
-            // touches its context now.
-            let ctx = unsafe { &*base.add(index) };
-            note_fault(ctx, index, first_faulting);
-            check(ctx, index, cancel)?;
-        }
-        // Every unfinished warp now waits at a barrier: it opens.
-        if !waiting {
-            return Ok(());
-        }
-    }
+    // Taken out of the thread's slot while it runs (and put back after),
+    // so a panic drops it, resetting whatever waits.
+    let mut crew = CREW
+        .try_with(|crew| std::mem::take(&mut *crew.borrow_mut()))
+        .unwrap_or_default();
+    // SAFETY: as promised by the caller.
+    let outcome = unsafe { crew.run(entry, plan, contexts, cancel, first_faulting) };
+    let _ = CREW.try_with(|slot| *slot.borrow_mut() = crew);
+    outcome
 }
 
 /// What `barrier` calls: suspends the calling warp's coroutine until the
@@ -450,9 +589,9 @@ unsafe extern "C" fn warpjit_barrier(ctx: *mut WarpContext) {
     // SAFETY: compiled code passes its own live context; `scheduler` is
     // null or the yielder of the coroutine this code runs on.
     unsafe {
-        let yielder = (*ctx).scheduler.cast::<Yielder<(), ()>>();
+        let yielder = (*ctx).scheduler.cast::<WarpYielder>();
         if let Some(yielder) = yielder.as_ref() {
-            yielder.suspend(());
+            yielder.suspend(WarpEvent::AtBarrier);
         }
     }
 }
@@ -463,47 +602,121 @@ pub(crate) fn barrier_address() -> usize {
 }
 
 thread_local! {
-    /// Warp stacks of this thread, reused from workgroup to workgroup.
-    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A stack of at least `bytes` from the thread's pool, or a new one.
-fn take_stack(bytes: usize) -> Result<DefaultStack, String> {
-    let reused = STACKS.with(|pool| {
-        let mut pool = pool.borrow_mut();
-        while let Some(stack) = pool.pop() {
-            if stack.base().get() - stack.limit().get() >= bytes {
-                return Some(stack);
-            }
-            // Too small for this kernel: unmapped here.
-        }
-        None
-    });
-    match reused {
-        Some(stack) => Ok(stack),
-        None => DefaultStack::new(bytes)
-            .map_err(|e| format!("cannot map a {} KiB warp stack: {e}", bytes >> 10)),
-    }
-}
-
-fn give_back(stack: DefaultStack) {
-    // During thread exit the pool may be gone; the stack is unmapped then.
-    let _ = STACKS.try_with(|pool| pool.borrow_mut().push(stack));
+    /// This thread's warp coroutines.
+    static CREW: RefCell<WarpCrew> = RefCell::new(WarpCrew::default());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// What the fake kernels below did: (warp, phase, a stack address).
+        static TRACE: RefCell<Vec<(u32, u32, usize)>> = const { RefCell::new(Vec::new()) };
+        /// The warp that runs out of fuel after its first phase.
+        static STARVED: Cell<Option<u32>> = const { Cell::new(None) };
+    }
+
+    /// A kernel with two barriers, as compiled code calls them.
+    unsafe extern "C" fn two_barriers(ctx: *mut WarpContext) {
+        let marker = 0u8;
+        let at = std::ptr::addr_of!(marker) as usize;
+        // SAFETY: the scheduler passes a live context.
+        let warp = unsafe { (*ctx).warp_index };
+        for phase in 0..3 {
+            TRACE.with(|t| t.borrow_mut().push((warp, phase, at)));
+            if phase == 0 && STARVED.get() == Some(warp) {
+                // SAFETY: as above.
+                unsafe { (*ctx).out_of_fuel = 1 };
+                return;
+            }
+            if phase < 2 {
+                // SAFETY: as above.
+                unsafe { warpjit_barrier(ctx) };
+            }
+        }
+    }
+
+    fn contexts(warps: u32) -> Vec<WarpContext> {
+        (0..warps)
+            .map(|index| WarpContext {
+                warp_index: index,
+                ..blank_context()
+            })
+            .collect()
+    }
+
+    type Trace = Vec<(u32, u32, usize)>;
+
+    fn run(crew: &mut WarpCrew, warps: u32) -> (Result<(), Stop>, Trace) {
+        let plan = KernelPlan {
+            uses_barrier: true,
+            stack_bytes: 256 << 10,
+        };
+        let cancel = AtomicBool::new(false);
+        let mut first = None;
+        TRACE.with(|t| t.borrow_mut().clear());
+        let mut contexts = contexts(warps);
+        // SAFETY: the fake kernel only touches its own context.
+        let outcome = unsafe { crew.run(two_barriers, &plan, &mut contexts, &cancel, &mut first) };
+        (outcome, TRACE.with(|t| t.take()))
+    }
+
+    /// The interpreter's schedule: each phase of every warp, warps in order.
+    fn in_order(warps: u32) -> Vec<(u32, u32)> {
+        (0..3)
+            .flat_map(|p| (0..warps).map(move |w| (w, p)))
+            .collect()
+    }
+
+    fn order(trace: &[(u32, u32, usize)]) -> Vec<(u32, u32)> {
+        trace.iter().map(|&(w, p, _)| (w, p)).collect()
+    }
 
     #[test]
-    fn stacks_are_reused() {
-        let stack = take_stack(300 << 10).expect("a small stack maps");
-        let base = stack.base().get();
-        give_back(stack);
-        let again = take_stack(256 << 10).expect("reused");
-        assert_eq!(again.base().get(), base);
-        give_back(again);
-        let bigger = take_stack(2 << 20).expect("a new stack maps");
-        assert!(bigger.base().get() - bigger.limit().get() >= 2 << 20);
+    fn coroutines_are_kept_across_workgroups_of_any_size() {
+        let mut crew = WarpCrew::default();
+        let (outcome, first) = run(&mut crew, 3);
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(order(&first), in_order(3));
+        for warps in [5, 1, 2, 5] {
+            let (outcome, trace) = run(&mut crew, warps);
+            assert_eq!(outcome, Ok(()));
+            assert_eq!(order(&trace), in_order(warps));
+            // The same coroutine, on the same stack, runs warp 0 each time.
+            assert_eq!(trace[0].2, first[0].2);
+        }
+        assert_eq!(crew.warps.len(), 5);
+        assert!(crew.warps.iter().flatten().all(|co| !co.done()));
+    }
+
+    #[test]
+    fn warps_abandoned_at_a_barrier_are_reset_and_their_coroutines_reused() {
+        let mut crew = WarpCrew::default();
+        STARVED.set(Some(1));
+        let (outcome, trace) = run(&mut crew, 3);
+        STARVED.set(None);
+        assert_eq!(outcome, Err(Stop::OutOfFuel { warp: 1 }));
+        // Warp 0 waits at the first barrier; warp 2 never starts.
+        assert_eq!(order(&trace), vec![(0, 0), (1, 0)]);
+        let (outcome, again) = run(&mut crew, 3);
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(order(&again), in_order(3));
+        assert_eq!(
+            again[0].2, trace[0].2,
+            "warp 0's coroutine was made anew on its stack"
+        );
+    }
+
+    #[test]
+    fn a_larger_stack_replaces_the_coroutines() {
+        let mut crew = WarpCrew::default();
+        crew.ensure(2, 256 << 10).expect("stacks map");
+        crew.ensure(3, 2 << 20).expect("stacks map");
+        assert_eq!(crew.warps.len(), 3);
+        assert_eq!(crew.stack_bytes, 2 << 20);
+        crew.ensure(1, 256 << 10).expect("smaller stacks are there");
+        assert_eq!(crew.stack_bytes, 2 << 20);
     }
 }

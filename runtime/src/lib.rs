@@ -3,7 +3,8 @@
 //!
 //! - [`Runtime`]: the pool (one OS thread per SM, reused across launches),
 //!   [`Runtime::prepare`] and [`Runtime::launch`].
-//! - [`Backend`]: what executes one workgroup on the calling thread;
+//! - [`Backend`]: what executes one workgroup (or a run of consecutive
+//!   ones, [`Backend::run_workgroups`]) on the calling thread;
 //!   [`InterpreterBackend`] runs the reference interpreter, a compiler
 //!   implements the same trait.
 //! - [`Buffer`]: global memory shared by all SM threads, every access an
@@ -49,6 +50,7 @@
 //!
 //! [`VerifiedModule`]: warpjit_ir::VerifiedModule
 
+mod affinity;
 mod backend;
 mod config;
 mod error;
@@ -59,7 +61,8 @@ mod runtime;
 mod validate;
 
 pub use backend::{
-    Backend, CancelToken, InterpreterBackend, PreparedCode, Workgroup, WorkgroupReport,
+    Backend, CancelToken, InterpreterBackend, PreparedCode, RunProgress, Workgroup,
+    WorkgroupReport, WorkgroupRun,
 };
 pub use config::{RuntimeConfig, MAX_SM_COUNT, MAX_WORKGROUP_THREADS};
 pub use error::{AllocError, ConfigError, LaunchError};

@@ -3,11 +3,14 @@
 //! Every SM is one OS thread that lives as long as its runtime and waits
 //! for launches on its own channel. In a launch each SM claims runs of
 //! consecutive workgroups from one shared counter (lowest linear index
-//! first) until none are left or the launch is cancelled, runs each claimed workgroup to completion,
-//! and sends one [`SmOutcome`] back. A panic in the backend is caught per
-//! workgroup, so the thread survives it.
+//! first) until none are left or the launch is cancelled, hands each run
+//! to the backend in one call ([`Backend::run_workgroups`]), which runs its
+//! workgroups to completion one after another, and sends one [`SmOutcome`]
+//! back. A panic in the backend is caught per run and charged to the
+//! workgroup it happened in, so the thread survives it.
 
-use crate::backend::{Backend, CancelToken, Workgroup};
+use crate::affinity;
+use crate::backend::{Backend, CancelToken, RunProgress, WorkgroupRun};
 use crate::error::ConfigError;
 use crate::kernel::Kernel;
 use crate::memory::{SmMemory, Storage};
@@ -16,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig, Placement};
+use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig};
 
 /// Everything the SMs of one launch share.
 pub(crate) struct LaunchJob {
@@ -88,19 +91,6 @@ impl LaunchJob {
             (n / (gx * gy)) as u32,
         ]
     }
-
-    /// The workgroup id after `id` in linear order (x fastest), without
-    /// the divisions of [`LaunchJob::workgroup_id`].
-    fn next_workgroup_id(&self, [x, y, z]: [u32; 3]) -> [u32; 3] {
-        let [gx, gy, _] = self.config.grid;
-        if x + 1 < gx {
-            [x + 1, y, z]
-        } else if y + 1 < gy {
-            [0, y + 1, z]
-        } else {
-            [0, 0, z.wrapping_add(1)]
-        }
-    }
 }
 
 /// The most workgroups claimed at once.
@@ -145,15 +135,24 @@ struct Worker {
 /// The SM threads of a runtime.
 pub(crate) struct Pool {
     workers: Vec<Worker>,
+    /// The CPU each SM thread is pinned to (empty: none are; see
+    /// `affinity.rs`).
+    cpus: Vec<usize>,
 }
 
 impl Pool {
     pub fn new(sm_count: u32) -> Result<Pool, ConfigError> {
+        let cpus = affinity::placement(sm_count);
         let mut workers = Vec::with_capacity(sm_count as usize);
         for sm in 0..sm_count {
-            workers.push(spawn(sm)?);
+            workers.push(spawn(sm, cpus.get(sm as usize).copied())?);
         }
-        Ok(Pool { workers })
+        Ok(Pool { workers, cpus })
+    }
+
+    fn respawn(&mut self, sm: u32) -> Result<(), ConfigError> {
+        self.workers[sm as usize] = spawn(sm, self.cpus.get(sm as usize).copied())?;
+        Ok(())
     }
 
     /// Hands `job` to SM `sm`. A thread that has ended (it should never)
@@ -166,14 +165,14 @@ impl Pool {
     ) -> Result<(), ConfigError> {
         let index = sm as usize;
         if self.workers[index].thread.is_finished() {
-            self.workers[index] = spawn(sm)?;
+            self.respawn(sm)?;
         }
         let task = Task {
             job: Arc::clone(job),
             done: done.clone(),
         };
         if let Err(mpsc::SendError(task)) = self.workers[index].jobs.send(task) {
-            self.workers[index] = spawn(sm)?;
+            self.respawn(sm)?;
             self.workers[index]
                 .jobs
                 .send(task)
@@ -184,8 +183,10 @@ impl Pool {
 
     /// Leaves SM `sm`'s thread to finish whatever it is stuck in (it exits
     /// afterwards, its channel closed) and starts a fresh one.
+    /// The fresh thread is not pinned: the old one may still be busy on
+    /// that CPU.
     pub fn replace(&mut self, sm: u32) -> Result<(), ConfigError> {
-        self.workers[sm as usize] = spawn(sm)?;
+        self.workers[sm as usize] = spawn(sm, None)?;
         Ok(())
     }
 }
@@ -207,11 +208,18 @@ impl Drop for Pool {
     }
 }
 
-fn spawn(sm: u32) -> Result<Worker, ConfigError> {
+/// Starts SM `sm`'s thread, pinned to `cpu` if given.
+fn spawn(sm: u32, cpu: Option<usize>) -> Result<Worker, ConfigError> {
     let (jobs, inbox) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name(format!("warpjit-sm-{sm}"))
-        .spawn(move || serve(sm, inbox))
+        .spawn(move || {
+            if let Some(cpu) = cpu {
+                // Unpinned, the thread still works, only maybe later.
+                let _ = affinity::pin_current_thread(cpu);
+            }
+            serve(sm, inbox)
+        })
         .map_err(|e| ConfigError(format!("cannot start the thread of SM {sm}: {e}")))?;
     Ok(Worker { jobs, thread })
 }
@@ -254,82 +262,73 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
     };
     let mut memory = SmMemory::new(&job.buffers);
     let chunk = job.chunk();
-    'claims: while !job.cancel.is_cancelled() {
+    while !job.cancel.is_cancelled() {
         let Some(claimed) = job.claim(chunk) else {
             break;
         };
-        let mut finished = 0u64;
-        let mut workgroup_id = job.workgroup_id(claimed.start);
-        for index in claimed {
-            if finished > 0 && job.cancel.is_cancelled() {
-                break;
+        let run = WorkgroupRun {
+            kernel: &job.kernel,
+            config: &job.config,
+            sm_id: sm,
+            first_index: claimed.start,
+            first_workgroup_id: job.workgroup_id(claimed.start),
+            count: claimed.end - claimed.start,
+            params: &job.params,
+            cancel: &job.cancel,
+        };
+        if let Err(stopped) = run_claimed(job, &run, &mut memory, &mut outcome) {
+            if let Some(failure) = stopped {
+                job.cancel.cancel();
+                outcome.failure = Some(failure);
             }
-            match run_one(sm, job, &mut memory, index, workgroup_id, &mut outcome) {
-                Ok(()) => finished += 1,
-                Err(stopped) => {
-                    job.finished.fetch_add(finished, Ordering::Relaxed);
-                    if let Some(failure) = stopped {
-                        job.cancel.cancel();
-                        outcome.failure = Some(failure);
-                    }
-                    break 'claims;
-                }
-            }
-            workgroup_id = job.next_workgroup_id(workgroup_id);
+            break;
         }
-        job.finished.fetch_add(finished, Ordering::Relaxed);
     }
     outcome
 }
 
-/// Runs workgroup `index` on SM `sm`, adding to `outcome`. `Err(None)`:
-/// the launch was cancelled; `Err(Some(_))`: the workgroup failed.
-fn run_one(
-    sm: u32,
+/// Runs the claimed workgroups of `run`, adding what completed to
+/// `outcome`. `Err(None)`: the launch was cancelled; `Err(Some(_))`: a
+/// workgroup failed.
+fn run_claimed(
     job: &LaunchJob,
+    run: &WorkgroupRun<'_>,
     memory: &mut SmMemory<'_>,
-    index: u64,
-    workgroup_id: [u32; 3],
     outcome: &mut SmOutcome,
 ) -> Result<(), Option<SmFailure>> {
-    let work = Workgroup {
-        kernel: &job.kernel,
-        config: &job.config,
-        // One workgroup at a time per SM: its warps take slots from 0.
-        placement: Placement {
-            workgroup_id,
-            sm_id: sm,
-            first_warp_slot: 0,
-        },
-        index,
-        params: &job.params,
-        cancel: &job.cancel,
-    };
+    let mut progress = RunProgress::new(run.first_index);
     let result = catch_unwind(AssertUnwindSafe(|| {
-        job.backend.run_workgroup(&work, memory)
+        job.backend.run_workgroups(run, memory, &mut progress)
     }));
-    let failure = match result {
-        Ok(Ok(report)) => {
-            outcome.workgroups += 1;
-            outcome.statements = outcome.statements.saturating_add(report.statements);
-            if !report.faults.is_empty() || report.faults.first.is_some() {
-                // Claims come in increasing order, so this SM's first
-                // fault is its lowest faulting workgroup's.
-                if outcome.first_fault_at.is_none() && report.faults.first.is_some() {
-                    outcome.first_fault_at = Some(index);
-                }
-                outcome.faults.merge(&report.faults);
-            }
-            return Ok(());
+    // Whatever stopped the run, the workgroups before it completed.
+    let completed = progress.completed().min(run.count);
+    job.finished.fetch_add(completed, Ordering::Relaxed);
+    outcome.workgroups += completed;
+    outcome.statements = outcome.statements.saturating_add(progress.statements());
+    if progress.faults().first.is_some() || !progress.faults().is_empty() {
+        // Claims come in increasing order, so this SM's first fault is its
+        // lowest faulting workgroup's.
+        if outcome.first_fault_at.is_none() {
+            outcome.first_fault_at = progress.first_fault_at();
         }
+        outcome.faults.merge(progress.faults());
+    }
+    let failure = match result {
+        Ok(Ok(())) if completed == run.count => return Ok(()),
+        Ok(Ok(())) => Failure::Panic(format!(
+            "the {} backend returned after {completed} of {} workgroups",
+            job.backend.name(),
+            run.count
+        )),
         // Stopped by the watchdog or by another SM's failure.
         Ok(Err(ExecError::Cancelled)) => return Err(None),
         Ok(Err(e)) => Failure::Exec(e),
         Err(payload) => Failure::Panic(panic_message(payload.as_ref())),
     };
+    let index = run.first_index + completed;
     Err(Some(SmFailure {
         index,
-        workgroup: workgroup_id,
+        workgroup: job.workgroup_id(index),
         failure,
     }))
 }

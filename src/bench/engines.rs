@@ -1,12 +1,17 @@
 //! The engines a kernel is measured on: a runtime with the interpreter or
-//! the JIT as its backend. Prepare once (for the JIT: compile, timed cold),
-//! then run on fresh copies of the inputs, timing the launch alone.
+//! the JIT as its backend. Prepare (for the JIT: compile, timed cold
+//! [`COLD_COMPILES`] times), then run on fresh copies of the inputs, timing
+//! the launch alone.
 
 use crate::bench::Launch;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_jit::{JitBackend, JitOptions};
+use warpjit_jit::{clear_compile_cache, JitBackend, JitOptions};
 use warpjit_runtime::{Backend, Buffer, InterpreterBackend, Kernel, Runtime, RuntimeConfig};
+
+/// How many times the JIT compiles each kernel cold (the compile cache
+/// cleared before each); the reported compile time is their median.
+pub const COLD_COMPILES: usize = 5;
 
 /// Where a kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +38,11 @@ impl Engine {
     }
 
     /// Prepares `launch`'s kernel on a runtime of its own; the duration is
-    /// what preparing took (for the JIT: the cold compile), not counting
-    /// the start of the SM threads.
+    /// what preparing took, not counting the start of the SM threads. For
+    /// the JIT it is the median of [`COLD_COMPILES`] full compiles, each
+    /// after clearing this thread's compile cache (`prepare` compiles on the
+    /// calling thread), so neither a cache hit nor the process's one-time
+    /// LLVM start-up (which falls on one sample) decides the figure.
     pub fn prepare(self, launch: &Launch) -> Result<(ReadyKernel, Duration), String> {
         let (sms, backend): (u32, Arc<dyn Backend>) = match self {
             Engine::Interpreter => (Engine::all_cores(), Arc::new(InterpreterBackend)),
@@ -45,11 +53,26 @@ impl Engine {
             ..RuntimeConfig::default()
         };
         let runtime = Runtime::with_backend(config, backend).map_err(|e| e.to_string())?;
-        let start = Instant::now();
-        let kernel = runtime
-            .prepare(Arc::clone(&launch.module), "main")
-            .map_err(|e| e.to_string())?;
-        Ok((ReadyKernel { runtime, kernel }, start.elapsed()))
+        let samples = match self {
+            Engine::Interpreter => 1,
+            Engine::Jit { .. } => COLD_COMPILES,
+        };
+        let mut times = Vec::with_capacity(samples);
+        let mut kernel = None;
+        for _ in 0..samples {
+            // Drop the previous sample's kernel first: it keeps its code.
+            drop(kernel.take());
+            clear_compile_cache();
+            let start = Instant::now();
+            let prepared = runtime
+                .prepare(Arc::clone(&launch.module), "main")
+                .map_err(|e| e.to_string())?;
+            times.push(start.elapsed());
+            kernel = Some(prepared);
+        }
+        times.sort();
+        let kernel = kernel.ok_or("no kernel was prepared")?;
+        Ok((ReadyKernel { runtime, kernel }, times[times.len() / 2]))
     }
 }
 

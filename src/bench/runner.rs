@@ -74,7 +74,8 @@ pub struct Measurement {
     pub times: Vec<Duration>,
     /// Whether a warm-up run came first.
     pub warmed_up: bool,
-    /// JIT compile time (cold, the first compile of this kernel here).
+    /// JIT compile time: the median of `engines::COLD_COMPILES` cold
+    /// compiles of the kernel.
     pub compile: Option<Duration>,
     pub outcome: Outcome,
 }

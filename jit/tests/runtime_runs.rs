@@ -1,0 +1,254 @@
+//! The JIT backend's runs of consecutive workgroups: warp coroutines kept
+//! on the SM thread across workgroups of different sizes, launches stopped
+//! early and kernels that need larger stacks; faults, fuel and the
+//! watchdog in the middle of a run, against the interpreter.
+
+mod support;
+use std::time::Duration;
+use support::*;
+use warpjit_ir::interp::ExecError;
+use warpjit_runtime::{Buffer, LaunchError, Runtime, RuntimeConfig};
+
+fn value(gid: u32) -> u32 {
+    gid.wrapping_mul(2_654_435_761).rotate_left(7)
+}
+
+/// Launches TREE_SUM on `groups` workgroups of `size` and checks the sums.
+fn check_tree_sums(runtime: &Runtime, groups: u32, size: u32) {
+    let kernel = kernel(runtime, TREE_SUM);
+    let values: Vec<u32> = (0..groups * size).map(value).collect();
+    let mut buffers = vec![u32s(&values), zeros_u32(u64::from(groups))];
+    run(
+        runtime,
+        &kernel,
+        [groups, 1, 1],
+        [size, 1, 1],
+        &[],
+        &mut buffers,
+    );
+    let expected: Vec<u32> = (0..groups)
+        .map(|g| {
+            values[(g * size) as usize..((g + 1) * size) as usize]
+                .iter()
+                .fold(0u32, |a, &v| a.wrapping_add(v))
+        })
+        .collect();
+    assert_eq!(buffers[1].to_vec::<u32>(), expected, "workgroups of {size}");
+}
+
+/// Every warp spins through a barrier until its fuel runs out.
+const SPIN_THROUGH_BARRIERS: &str = "
+shared @scratch[4096]
+kernel @main {
+  var $n: i32
+  %local = local_index
+  %addr = shl %local, 2
+  loop {
+    store.u32 @scratch, %addr, $n
+    barrier
+    $n = add $n, 1
+  }
+}";
+
+/// A barrier kernel with a large private array: its warps need stacks
+/// several times the smallest.
+const LARGE_FRAMES: &str = "
+buffer @out[0]: u32
+kernel @main {
+  private @table[16384]
+  %local = local_index
+  %gid = global_id.x
+  %slot = and %gid, 4095
+  %taddr = shl %slot, 2
+  store.u32 @table, %taddr, %gid
+  barrier
+  %back = load.u32 @table, %taddr
+  %twice = add %back, %local
+  %addr = shl %gid, 2
+  store.u32 @out, %addr, %twice
+}";
+
+#[test]
+fn warp_coroutines_serve_workgroups_of_any_size_stopped_launches_and_larger_stacks() {
+    let runtime = Runtime::with_backend(
+        RuntimeConfig {
+            fuel: Some(2000),
+            ..config(1, 32)
+        },
+        jit(),
+    )
+    .expect("valid configuration");
+    for size in [1024, 96, 33, 256] {
+        check_tree_sums(&runtime, 40, size);
+    }
+    let spin = kernel(&runtime, SPIN_THROUGH_BARRIERS);
+    for size in [256, 1024] {
+        // Warps wait at the barrier when warp 0 runs out of fuel.
+        match runtime.launch(&spin, [30, 1, 1], [size, 1, 1], &[], &mut []) {
+            Err(LaunchError::Exec(ExecError::FuelExhausted {
+                workgroup, warp, ..
+            })) => {
+                assert_eq!((workgroup, warp), ([0, 0, 0], 0));
+            }
+            other => panic!("expected fuel exhaustion, got {other:?}"),
+        }
+        check_tree_sums(&runtime, 40, 1024);
+        check_tree_sums(&runtime, 40, 64);
+    }
+    let large = kernel(&runtime, LARGE_FRAMES);
+    let mut buffers = vec![zeros_u32(20 * 96)];
+    run(&runtime, &large, [20, 1, 1], [96, 1, 1], &[], &mut buffers);
+    let expected: Vec<u32> = (0..20 * 96).map(|gid| gid + gid % 96).collect();
+    assert_eq!(buffers[0].to_vec::<u32>(), expected);
+    check_tree_sums(&runtime, 40, 512);
+}
+
+/// In workgroups `%a` and `%b` (of 64 threads), warp 1 reads past the end
+/// of `@data` before the barrier and warp 0 after it, so warp 1's access is
+/// the workgroup's first; everyone writes its global id.
+const FAULTS_AROUND_A_BARRIER: &str = "
+param %a: i32
+param %b: i32
+buffer @data[0]: u32
+kernel @main workgroup(64) {
+  %wg = workgroup_id.x
+  %gid = global_id.x
+  %addr = shl %gid, 2
+  %is_a = cmp.eq %wg, %a
+  %is_b = cmp.eq %wg, %b
+  %chosen = or %is_a, %is_b
+  %local = local_index
+  %warp = shr.u %local, 5
+  %lane = lane_id
+  %late = cmp.ge.u %lane, 29
+  %faults = and %chosen, %late
+  %bad = add %addr, 1000000
+  %warp1 = cmp.eq %warp, 1
+  %early = and %faults, %warp1
+  if %early {
+    %x = load.u32 @data, %bad
+  }
+  barrier
+  %warp0 = cmp.eq %warp, 0
+  %later = and %faults, %warp0
+  if %later {
+    store.u32 @data, %bad, 7
+  }
+  store.u32 @data, %addr, %gid
+}";
+
+#[test]
+fn faults_in_the_middle_of_runs_are_reported_as_the_interpreter_does() {
+    const GROUPS: u32 = 200;
+    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
+    for sms in [1, 2] {
+        let on_jit = runtime_on(jit(), sms, 64);
+        for (a, b) in [(150, 37), (12, 13), (0, 199)] {
+            let mut reports = Vec::new();
+            for runtime in [&on_jit, &reference] {
+                let kernel = kernel(runtime, FAULTS_AROUND_A_BARRIER);
+                let mut buffers = vec![zeros_u32(u64::from(GROUPS) * 64)];
+                let report = run(
+                    runtime,
+                    &kernel,
+                    [GROUPS, 1, 1],
+                    [64, 1, 1],
+                    &[a, b],
+                    &mut buffers,
+                );
+                let expected: Vec<u32> = (0..GROUPS * 64).collect();
+                assert_eq!(buffers[0].to_vec::<u32>(), expected);
+                reports.push(report.faults);
+            }
+            assert_eq!(reports[0], reports[1], "workgroups {a} and {b}, {sms} SMs");
+            let first = reports[0].first.as_ref().expect("a first fault");
+            assert_eq!((first.workgroup[0], first.warp), (a.min(b) as u32, 1));
+            assert_eq!((reports[0].loads, reports[0].stores), (6, 6));
+        }
+    }
+}
+
+/// Workgroup 37 (of 64 threads) loops forever; the others write their
+/// global ids. With a barrier in the loop its other warps wait there.
+fn stuck_in_workgroup_37(with_barrier: bool) -> String {
+    format!(
+        "
+buffer @out[0]: u32
+kernel @main workgroup(64) {{
+  %wg = workgroup_id.x
+  %stuck = cmp.eq %wg, 37
+  if %stuck {{
+    loop {{
+      {}
+    }}
+  }}
+  %gid = global_id.x
+  %addr = shl %gid, 2
+  store.u32 @out, %addr, %gid
+}}",
+        if with_barrier { "barrier" } else { "" }
+    )
+}
+
+fn written_before_37(out: &Buffer) {
+    let out = out.to_vec::<u32>();
+    assert!(out[..37 * 64]
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == i as u32));
+    assert!(
+        out[37 * 64..].iter().all(|&v| v == 0),
+        "nothing after it ran"
+    );
+}
+
+#[test]
+fn fuel_running_out_in_the_middle_of_a_run_names_that_workgroup_on_both_backends() {
+    for backend in support::backends() {
+        let runtime = Runtime::with_backend(
+            RuntimeConfig {
+                fuel: Some(1000),
+                ..config(1, 64)
+            },
+            backend,
+        )
+        .expect("valid configuration");
+        for with_barrier in [false, true] {
+            let kernel = kernel(&runtime, &stuck_in_workgroup_37(with_barrier));
+            let mut buffers = vec![zeros_u32(100 * 64)];
+            match runtime.launch(&kernel, [100, 1, 1], [64, 1, 1], &[], &mut buffers) {
+                Err(LaunchError::Exec(ExecError::FuelExhausted {
+                    workgroup, warp, ..
+                })) => assert_eq!((workgroup, warp), ([37, 0, 0], 0)),
+                other => panic!("expected fuel exhaustion, got {other:?}"),
+            }
+            written_before_37(&buffers[0]);
+        }
+    }
+}
+
+#[test]
+fn the_watchdog_stops_a_run_in_the_middle_and_the_next_launch_runs() {
+    let runtime = Runtime::with_backend(
+        RuntimeConfig {
+            watchdog: Some(Duration::from_millis(150)),
+            ..config(1, 64)
+        },
+        jit(),
+    )
+    .expect("valid configuration");
+    for with_barrier in [false, true] {
+        let kernel = kernel(&runtime, &stuck_in_workgroup_37(with_barrier));
+        let mut buffers = vec![zeros_u32(100 * 64)];
+        match runtime.launch(&kernel, [100, 1, 1], [64, 1, 1], &[], &mut buffers) {
+            Err(LaunchError::Watchdog {
+                finished,
+                workgroups,
+                ..
+            }) => assert_eq!((finished, workgroups), (37, 100)),
+            other => panic!("expected the watchdog, got {other:?}"),
+        }
+        written_before_37(&buffers[0]);
+        check_tree_sums(&runtime, 30, 128);
+    }
+}

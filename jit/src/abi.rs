@@ -129,3 +129,45 @@ pub type KernelFn = unsafe extern "C" fn(*mut WarpContext);
 /// a warp whose launch stops while it waits is abandoned there (its stack
 /// is reset without unwinding), so it never continues.
 pub const BARRIER_SYMBOL: &str = "warpjit_barrier";
+
+/// The runtime function compiled code calls when an access has
+/// out-of-bounds lanes: `void warpjit_fault(ptr ctx, i32 lanes, i64
+/// address, i32 site, i32 index, i32 function)`. `lanes` is the bit set of
+/// the faulting lanes, `address` the lowest one's address before rounding,
+/// `site` the kind (`FAULT_*`, bits 0-7) and memory space (`SPACE_*`, bits
+/// 8-15), `index` the memory's index in its space and `function` the IR
+/// function's. It adds the lanes to the kind's count and, when the warp has
+/// no fault yet, records this one as its first. One routine for every
+/// access keeps the rare fault path out of the compiled code.
+pub const FAULT_SYMBOL: &str = "warpjit_fault";
+
+/// What [`FAULT_SYMBOL`] does.
+///
+/// # Safety
+/// `ctx` points to a live [`WarpContext`] no one else touches meanwhile.
+pub(crate) unsafe extern "C" fn warpjit_fault(
+    ctx: *mut WarpContext,
+    lanes: u32,
+    address: u64,
+    site: u32,
+    index: u32,
+    function: u32,
+) {
+    // SAFETY: the caller passes its own warp's context.
+    let ctx = unsafe { &mut *ctx };
+    let kind = site & 0xff;
+    let count = u64::from(lanes.count_ones());
+    match kind {
+        FAULT_LOAD => ctx.load_faults = ctx.load_faults.wrapping_add(count),
+        FAULT_STORE => ctx.store_faults = ctx.store_faults.wrapping_add(count),
+        _ => ctx.atomic_faults = ctx.atomic_faults.wrapping_add(count),
+    }
+    if lanes != 0 && ctx.first_fault_kind == FAULT_NONE {
+        ctx.first_fault_function = function;
+        ctx.first_fault_kind = kind;
+        ctx.first_fault_lane = lanes.trailing_zeros();
+        ctx.first_fault_space = (site >> 8) & 0xff;
+        ctx.first_fault_index = index;
+        ctx.first_fault_address = address;
+    }
+}

@@ -249,6 +249,10 @@ fn compile_uncached(
     if let Some(barrier) = llmod.get_function(crate::abi::BARRIER_SYMBOL) {
         engine.add_global_mapping(&barrier, crate::sched::barrier_address());
     }
+    if let Some(fault) = llmod.get_function(crate::abi::FAULT_SYMBOL) {
+        let record = crate::abi::warpjit_fault as unsafe extern "C" fn(_, _, _, _, _, _);
+        engine.add_global_mapping(&fault, record as usize);
+    }
     let mut kernels = HashMap::new();
     for (id, name) in kernel_names {
         let addr = engine

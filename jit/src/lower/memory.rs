@@ -16,7 +16,7 @@ use crate::emit::LANES;
 use crate::JitError;
 use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
-use inkwell::types::{BasicTypeEnum, VectorType};
+use inkwell::types::VectorType;
 use inkwell::values::AsValueRef;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
@@ -133,10 +133,70 @@ fn access<'ctx>(
     })
 }
 
+/// [`access`] with 32-bit offsets, for `i32` addresses into buffers and
+/// shared memory: the bounds test, offsets and gathers use `<32 x i32>`
+/// vectors, half the width of 64-bit offsets. A memory of `2^32` bytes or
+/// more holds every `i32` address of `size` bytes (the bound is clamped).
+fn narrow_access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    mask: V<'ctx>,
+    kind: u32,
+) -> Result<Access<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let span = span(fl, mem)?;
+    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    // In bounds: size <= len and aligned <= min(len - size, 2^32 - 1).
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, span.len, size64, "")?;
+    let last = b.build_int_sub(span.len, size64, "")?;
+    let max32 = e.i64().const_int(u64::from(u32::MAX), false);
+    let clamp = b.build_int_compare(IntPredicate::UGT, last, max32, "")?;
+    let last = b.build_select(clamp, max32, last, "")?.into_int_value();
+    let last = b.build_int_truncate(last, e.i32(), "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, e.splat(last.into())?, "")?;
+    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let ok = b.build_and(mask, inside, "")?;
+    let outside = b.build_and(mask, b.build_not(inside, "")?, "")?;
+    count_faults(fl, outside, addr, kind, &span)?;
+    let offsets = b
+        .build_select(ok, aligned, e.int_vec(32).const_zero(), "")?
+        .into_vector_value();
+    Ok(Access {
+        base: span.base,
+        offsets,
+        mask: ok,
+        lane_stride: 0,
+    })
+}
+
+/// The checked access of a load or store: 32-bit offsets where the
+/// address is `i32` and the memory not private, else [`access`].
+fn lane_access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    mask: V<'ctx>,
+    kind: u32,
+) -> Result<Access<'ctx>, JitError> {
+    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
+        narrow_access(fl, mem, size, addr, mask, kind)
+    } else {
+        access(fl, mem, size, addr, addr_ty, mask, kind)
+    }
+}
+
+/// Records the lanes of `outside` as faults (`addrs`: their addresses,
+/// `i32` or `i64`) in a block entered only when there are some.
 fn count_faults<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     outside: V<'ctx>,
-    addr64: V<'ctx>,
+    addrs: V<'ctx>,
     kind: u32,
     span: &Span<'ctx>,
 ) -> Result<(), JitError> {
@@ -149,80 +209,78 @@ fn count_faults<'ctx>(
     let done_bb = e.cx.append_basic_block(fl.func, "fault.done");
     e.b.build_conditional_branch(any, record_bb, done_bb)?;
     e.b.position_at_end(record_bb);
-    record_faults(fl, bits, addr64, kind, span)?;
+    record_faults(fl, bits, addrs, kind, span)?;
     e.b.build_unconditional_branch(done_bb)?;
     e.b.position_at_end(done_bb);
     Ok(())
 }
 
 /// Adds the lanes of `bits` to the fault count and records the first fault
-/// of the warp if none is recorded yet.
+/// of the warp if none is recorded yet: a call of [`abi::FAULT_SYMBOL`],
+/// one routine for all accesses, so each access's rare path is a call.
+/// `addrs` are the lanes' addresses before rounding, `i32` or `i64`.
 fn record_faults<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     bits: IntValue<'ctx>,
-    addr64: V<'ctx>,
+    addrs: V<'ctx>,
     kind: u32,
     span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
-    let count: IntValue = e
-        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
-        .into_int_value();
-    let count64 = e.b.build_int_z_extend(count, e.i64(), "")?;
-    let counter = match kind {
-        abi::FAULT_LOAD => offsets::LOAD_FAULTS,
-        abi::FAULT_STORE => offsets::STORE_FAULTS,
-        _ => offsets::ATOMIC_FAULTS,
-    };
-    let old = e
-        .load_field(fl.ctxp, counter, e.i64().into(), 8)?
-        .into_int_value();
-    let new = e.b.build_int_add(old, count64, "")?;
-    e.store_field(fl.ctxp, counter, new.into(), 8)?;
-    // The first fault of the warp: only if none is recorded yet.
-    let recorded = e
-        .load_field(fl.ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?
-        .into_int_value();
-    let none_yet = e.b.build_int_compare(
-        IntPredicate::EQ,
-        recorded,
-        e.i32().const_int(u64::from(abi::FAULT_NONE), false),
-        "",
-    )?;
-    let some = any_lane(fl, bits)?;
-    let first = e.b.build_and(none_yet, some, "")?;
     let lane = lane_at(fl, bits, End::Lowest)?;
-    let address =
-        e.b.build_extract_element(addr64, lane, "")?
-            .into_int_value();
-    let function = e.i32().const_int(u64::from(fl.func_index), false);
-    let fields: [(u64, IntValue<'ctx>, u32); 6] = [
-        (offsets::FIRST_FAULT_FUNCTION, function, 4),
-        (
-            offsets::FIRST_FAULT_KIND,
-            e.i32().const_int(u64::from(kind), false),
-            4,
-        ),
-        (offsets::FIRST_FAULT_LANE, lane, 4),
-        (
-            offsets::FIRST_FAULT_SPACE,
-            e.i32().const_int(u64::from(span.space), false),
-            4,
-        ),
-        (
-            offsets::FIRST_FAULT_INDEX,
-            e.i32().const_int(u64::from(span.index), false),
-            4,
-        ),
-        (offsets::FIRST_FAULT_ADDRESS, address, 8),
+    let address = e.b.build_extract_element(addrs, lane, "")?.into_int_value();
+    let address = e.b.build_int_z_extend_or_bit_cast(address, e.i64(), "")?;
+    let i32c = |v: u32| e.i32().const_int(u64::from(v), false);
+    let site = i32c(kind | span.space << 8);
+    let args = [
+        fl.ctxp.into(),
+        bits.into(),
+        address.into(),
+        site.into(),
+        i32c(span.index).into(),
+        i32c(fl.func_index).into(),
     ];
-    for (offset, value, align) in fields {
-        let ty: BasicTypeEnum = value.get_type().into();
-        let old = e.load_field(fl.ctxp, offset, ty, align)?.into_int_value();
-        let v = e.b.build_select(first, value, old, "")?;
-        e.store_field(fl.ctxp, offset, v, align)?;
-    }
+    e.b.build_call(fault_routine(fl), &args, "")?;
     Ok(())
+}
+
+/// The declaration of [`abi::FAULT_SYMBOL`]: cold, and touching nothing but
+/// the context, so LLVM keeps memory values across the call.
+fn fault_routine<'ctx>(fl: &FnLowering<'ctx, '_>) -> inkwell::values::FunctionValue<'ctx> {
+    use inkwell::attributes::{Attribute, AttributeLoc};
+    let e = fl.e;
+    if let Some(f) = e.module.get_function(abi::FAULT_SYMBOL) {
+        return f;
+    }
+    let ptr = e.cx.ptr_type(Default::default());
+    let i32t = e.i32();
+    let fty = e.cx.void_type().fn_type(
+        &[
+            ptr.into(),
+            i32t.into(),
+            e.i64().into(),
+            i32t.into(),
+            i32t.into(),
+            i32t.into(),
+        ],
+        false,
+    );
+    let f = e.module.add_function(
+        abi::FAULT_SYMBOL,
+        fty,
+        Some(inkwell::module::Linkage::External),
+    );
+    for name in ["cold", "nounwind", "willreturn", "nofree", "nosync"] {
+        let id = Attribute::get_named_enum_kind_id(name);
+        f.add_attribute(AttributeLoc::Function, e.cx.create_enum_attribute(id, 0));
+    }
+    // memory(argmem: readwrite): the context is its only memory.
+    let memory = Attribute::get_named_enum_kind_id("memory");
+    f.add_attribute(
+        AttributeLoc::Function,
+        e.cx.create_enum_attribute(memory, 3),
+    );
+    f
 }
 
 /// Pointers to component `i` of each lane's access.
@@ -232,6 +290,15 @@ fn pointers<'ctx>(
     byte_offset: u64,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
+    if a.offsets
+        .get_type()
+        .get_element_type()
+        .into_int_type()
+        .get_bit_width()
+        == 32
+    {
+        return narrow_pointers(fl, a, byte_offset);
+    }
     let base = e.b.build_ptr_to_int(a.base, e.i64(), "")?;
     let base = e.splat(base.into())?;
     let at = e.b.build_int_add(base, a.offsets, "")?;
@@ -246,6 +313,39 @@ fn pointers<'ctx>(
     Ok(e.b
         .build_cast(inkwell::values::InstructionOpcode::IntToPtr, at, ptrs, "")?
         .into_vector_value())
+}
+
+/// [`pointers`] for 32-bit offsets: `base + 2^31 + byte_offset` indexed
+/// by each offset minus 2^31 (the offset with its top bit flipped), so
+/// LLVM's sign-extended 32-bit gather indices give the unsigned offsets and
+/// x86 gathers and scatters take 32-bit indices (`vpgatherdd`).
+fn narrow_pointers<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: &Access<'ctx>,
+    byte_offset: u64,
+) -> Result<V<'ctx>, JitError> {
+    use inkwell::llvm_sys::core::LLVMBuildGEP2;
+    use inkwell::types::AsTypeRef;
+    let e = fl.e;
+    let b = &e.b;
+    let biased = b.build_xor(a.offsets, e.splat_int(32, 1 << 31), "")?;
+    let base = e.byte_ptr(a.base, (1 << 31) + byte_offset)?;
+    let mut index = [biased.as_value_ref()];
+    // SAFETY: valid builder, an i8 element type, a pointer and one vector
+    // of indices of one context; the result is a vector of 32 pointers.
+    // inkwell's GEP builder assumes a scalar result, hence the C API.
+    let ptrs = unsafe {
+        let raw = LLVMBuildGEP2(
+            b.as_mut_ptr(),
+            e.cx.i8_type().as_type_ref(),
+            base.as_value_ref(),
+            index.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        VectorValue::new(raw)
+    };
+    Ok(ptrs)
 }
 
 fn elem_vec<'ctx>(fl: &FnLowering<'ctx, '_>, elem: NumFormat) -> inkwell::types::VectorType<'ctx> {
@@ -455,77 +555,6 @@ fn scatter<'ctx>(
     )
 }
 
-/// When every accessing lane `l` reads `first + l * size` (one run of
-/// consecutive elements), the pointer of lane 0 and true; computed at run time.
-fn contiguous<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    size: u32,
-) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let (_, first, at_first) = first_access(fl, a)?;
-    let (lane0, ptr) = run_start(fl, a.base, first, at_first, size)?;
-    let steps = e.lanes_const(64, |l| u64::from(l) * u64::from(size));
-    let expected = b.build_int_add(e.splat(lane0.into())?, steps, "")?;
-    let all = active_lanes_equal(fl, a.mask, expected, a.offsets)?;
-    Ok((ptr, all))
-}
-
-/// A masked vector load when the lanes' elements are consecutive, else a gather.
-fn contiguous_or_gather<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    format: MemFormat,
-    vt: VectorType<'ctx>,
-    align: IntValue<'ctx>,
-) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let (ptr, all) = contiguous(fl, a, format.elem.bytes())?;
-    let vector_bb = e.cx.append_basic_block(fl.func, "load.vector");
-    let gather_bb = e.cx.append_basic_block(fl.func, "load.gather");
-    let join = e.cx.append_basic_block(fl.func, "load.done");
-    b.build_conditional_branch(all, vector_bb, gather_bb)?;
-    b.position_at_end(vector_bb);
-    let v1 = masked_load(fl, vt, ptr, align, a.mask)?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(gather_bb);
-    let v2 = gather(fl, a, 0, vt, align)?;
-    let gather_end = e.current_block()?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(join);
-    let phi = b.build_phi(vt, "")?;
-    phi.add_incoming(&[(&v1, vector_bb), (&v2, gather_end)]);
-    Ok(phi.as_basic_value().into_vector_value())
-}
-
-/// A masked vector store when the lanes' elements are consecutive, else a
-/// scatter (consecutive elements never overlap, so lane order is moot).
-fn contiguous_or_scatter<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    size: u32,
-    value: V<'ctx>,
-    align: IntValue<'ctx>,
-) -> Result<(), JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let (ptr, all) = contiguous(fl, a, size)?;
-    let vector_bb = e.cx.append_basic_block(fl.func, "store.vector");
-    let scatter_bb = e.cx.append_basic_block(fl.func, "store.scatter");
-    let join = e.cx.append_basic_block(fl.func, "store.done");
-    b.build_conditional_branch(all, vector_bb, scatter_bb)?;
-    b.position_at_end(vector_bb);
-    masked_store(fl, value, ptr, align, a.mask)?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(scatter_bb);
-    scatter(fl, a, 0, value, align)?;
-    b.build_unconditional_branch(join)?;
-    b.position_at_end(join);
-    Ok(())
-}
-
 /// Every component of the access for each lane, through gathers.
 fn vector_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -540,8 +569,9 @@ fn vector_load<'ctx>(
         .collect()
 }
 
-/// The raw components of a load, lane by lane: a masked vector load when
-/// the lanes' elements are consecutive (single components), else gathers.
+/// The raw components of a load, lane by lane: masked gathers. Callers
+/// take runs of consecutive elements inside the memory before this, so a
+/// warp gets here with scattered addresses or with faulting lanes.
 fn lanes_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -550,14 +580,10 @@ fn lanes_load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
+    let a = lane_access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
-    if format.count == 1 && a.lane_stride == 0 {
-        Ok(vec![contiguous_or_gather(fl, &a, format, vt, align)?])
-    } else {
-        vector_load(fl, &a, format, vt, align)
-    }
+    vector_load(fl, &a, format, vt, align)
 }
 
 /// What the active lanes' addresses look like, tested at run time on the
@@ -851,8 +877,9 @@ fn shaped_store<'ctx>(
     Ok(())
 }
 
-/// The raw components of a store, lane by lane: a masked vector store when
-/// the lanes' elements are consecutive (single components), else scatters.
+/// The raw components of a store, lane by lane: masked scatters, which
+/// store in ascending lane order. As for [`lanes_load`], runs of
+/// consecutive elements inside the memory are taken before this.
 fn lanes_store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -863,14 +890,10 @@ fn lanes_store<'ctx>(
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
     let align = elem_align(fl, format.elem);
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    let a = lane_access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
     for (i, raw) in raws.iter().enumerate() {
-        if format.count == 1 && a.lane_stride == 0 {
-            contiguous_or_scatter(fl, &a, format.elem.bytes(), *raw, align)?;
-        } else {
-            let offset = i as u64 * u64::from(format.elem.bytes());
-            scatter(fl, &a, offset, *raw, align)?;
-        }
+        let offset = i as u64 * u64::from(format.elem.bytes());
+        scatter(fl, &a, offset, *raw, align)?;
     }
     Ok(())
 }

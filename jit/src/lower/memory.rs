@@ -12,7 +12,7 @@ use super::convert::{f16_to_f32, to_f16};
 use super::ops::{canonical_nan, to_bits};
 use super::FnLowering;
 use crate::abi::{self, offsets};
-use crate::emit::LANES;
+use crate::emit::{Emit, LANES};
 use crate::JitError;
 use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
@@ -24,6 +24,7 @@ use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use warpjit_ir::{AtomOp, MemFormat, MemRef, NumFormat, Round, Type};
 
 mod known;
+mod lanes;
 pub use known::{AddressFacts, KnownAddress};
 
 type V<'ctx> = VectorValue<'ctx>;
@@ -133,64 +134,6 @@ fn access<'ctx>(
     })
 }
 
-/// [`access`] with 32-bit offsets, for `i32` addresses into buffers and
-/// shared memory: the bounds test, offsets and gathers use `<32 x i32>`
-/// vectors, half the width of 64-bit offsets. A memory of `2^32` bytes or
-/// more holds every `i32` address of `size` bytes (the bound is clamped).
-fn narrow_access<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
-    size: u32,
-    addr: V<'ctx>,
-    mask: V<'ctx>,
-    kind: u32,
-) -> Result<Access<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let span = span(fl, mem)?;
-    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
-    // In bounds: size <= len and aligned <= min(len - size, 2^32 - 1).
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, span.len, size64, "")?;
-    let last = b.build_int_sub(span.len, size64, "")?;
-    let max32 = e.i64().const_int(u64::from(u32::MAX), false);
-    let clamp = b.build_int_compare(IntPredicate::UGT, last, max32, "")?;
-    let last = b.build_select(clamp, max32, last, "")?.into_int_value();
-    let last = b.build_int_truncate(last, e.i32(), "")?;
-    let below = b.build_int_compare(IntPredicate::ULE, aligned, e.splat(last.into())?, "")?;
-    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
-    let ok = b.build_and(mask, inside, "")?;
-    let outside = b.build_and(mask, b.build_not(inside, "")?, "")?;
-    count_faults(fl, outside, addr, kind, &span)?;
-    let offsets = b
-        .build_select(ok, aligned, e.int_vec(32).const_zero(), "")?
-        .into_vector_value();
-    Ok(Access {
-        base: span.base,
-        offsets,
-        mask: ok,
-        lane_stride: 0,
-    })
-}
-
-/// The checked access of a load or store: 32-bit offsets where the
-/// address is `i32` and the memory not private, else [`access`].
-fn lane_access<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
-    size: u32,
-    addr: V<'ctx>,
-    addr_ty: Type,
-    mask: V<'ctx>,
-    kind: u32,
-) -> Result<Access<'ctx>, JitError> {
-    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
-        narrow_access(fl, mem, size, addr, mask, kind)
-    } else {
-        access(fl, mem, size, addr, addr_ty, mask, kind)
-    }
-}
-
 /// Records the lanes of `outside` as faults (`addrs`: their addresses,
 /// `i32` or `i64`) in a block entered only when there are some.
 fn count_faults<'ctx>(
@@ -240,15 +183,14 @@ fn record_faults<'ctx>(
         i32c(span.index).into(),
         i32c(fl.func_index).into(),
     ];
-    e.b.build_call(fault_routine(fl), &args, "")?;
+    e.b.build_call(fault_routine(e), &args, "")?;
     Ok(())
 }
 
 /// The declaration of [`abi::FAULT_SYMBOL`]: cold, and touching nothing but
 /// the context, so LLVM keeps memory values across the call.
-fn fault_routine<'ctx>(fl: &FnLowering<'ctx, '_>) -> inkwell::values::FunctionValue<'ctx> {
+fn fault_routine<'ctx>(e: &Emit<'ctx, '_>) -> inkwell::values::FunctionValue<'ctx> {
     use inkwell::attributes::{Attribute, AttributeLoc};
-    let e = fl.e;
     if let Some(f) = e.module.get_function(abi::FAULT_SYMBOL) {
         return f;
     }
@@ -290,15 +232,6 @@ fn pointers<'ctx>(
     byte_offset: u64,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
-    if a.offsets
-        .get_type()
-        .get_element_type()
-        .into_int_type()
-        .get_bit_width()
-        == 32
-    {
-        return narrow_pointers(fl, a, byte_offset);
-    }
     let base = e.b.build_ptr_to_int(a.base, e.i64(), "")?;
     let base = e.splat(base.into())?;
     let at = e.b.build_int_add(base, a.offsets, "")?;
@@ -313,39 +246,6 @@ fn pointers<'ctx>(
     Ok(e.b
         .build_cast(inkwell::values::InstructionOpcode::IntToPtr, at, ptrs, "")?
         .into_vector_value())
-}
-
-/// [`pointers`] for 32-bit offsets: `base + 2^31 + byte_offset` indexed
-/// by each offset minus 2^31 (the offset with its top bit flipped), so
-/// LLVM's sign-extended 32-bit gather indices give the unsigned offsets and
-/// x86 gathers and scatters take 32-bit indices (`vpgatherdd`).
-fn narrow_pointers<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    byte_offset: u64,
-) -> Result<V<'ctx>, JitError> {
-    use inkwell::llvm_sys::core::LLVMBuildGEP2;
-    use inkwell::types::AsTypeRef;
-    let e = fl.e;
-    let b = &e.b;
-    let biased = b.build_xor(a.offsets, e.splat_int(32, 1 << 31), "")?;
-    let base = e.byte_ptr(a.base, (1 << 31) + byte_offset)?;
-    let mut index = [biased.as_value_ref()];
-    // SAFETY: valid builder, an i8 element type, a pointer and one vector
-    // of indices of one context; the result is a vector of 32 pointers.
-    // inkwell's GEP builder assumes a scalar result, hence the C API.
-    let ptrs = unsafe {
-        let raw = LLVMBuildGEP2(
-            b.as_mut_ptr(),
-            e.cx.i8_type().as_type_ref(),
-            base.as_value_ref(),
-            index.as_mut_ptr(),
-            1,
-            c"".as_ptr(),
-        );
-        VectorValue::new(raw)
-    };
-    Ok(ptrs)
 }
 
 fn elem_vec<'ctx>(fl: &FnLowering<'ctx, '_>, elem: NumFormat) -> inkwell::types::VectorType<'ctx> {
@@ -580,7 +480,10 @@ fn lanes_load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
-    let a = lane_access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
+    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
+        return lanes::load(fl, &span(fl, mem)?, format, addr, m);
+    }
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
     vector_load(fl, &a, format, vt, align)
@@ -890,7 +793,10 @@ fn lanes_store<'ctx>(
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
     let align = elem_align(fl, format.elem);
-    let a = lane_access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
+        return lanes::store(fl, &span(fl, mem)?, format, addr, m, raws);
+    }
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
     for (i, raw) in raws.iter().enumerate() {
         let offset = i as u64 * u64::from(format.elem.bytes());
         scatter(fl, &a, offset, *raw, align)?;

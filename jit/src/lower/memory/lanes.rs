@@ -1,0 +1,297 @@
+//! The lane-by-lane path of loads and stores with `i32` addresses into
+//! buffers and shared memory, as one routine per access kind (load or
+//! store, element width, component count) in each module. An access whose
+//! lanes are not one address or one run inside the memory calls it with
+//! the memory, the addresses and the mask; a copy per access made code
+//! generation spend most of an access's time on this rare path.
+//!
+//! The routine works on 32-bit offsets: the bounds test is one `<32 x i32>`
+//! compare (against the memory's last start, clamped for memories of 4 GiB
+//! or more), faulting lanes go to [`abi::FAULT_SYMBOL`] exactly as inline
+//! code records them, and gathers and scatters take 32-bit indices
+//! (`vpgatherdd`): from `base + 2^31`, each offset with its top bit
+//! flipped, so LLVM's sign-extended indices give the unsigned offsets.
+
+use super::{elem_vec, fault_routine, Span, V};
+use crate::abi;
+use crate::emit::{Emit, LANES};
+use crate::lower::FnLowering;
+use crate::JitError;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::llvm_sys::core::LLVMBuildGEP2;
+use inkwell::module::Linkage;
+use inkwell::types::{AsTypeRef, BasicMetadataTypeEnum, BasicType, VectorType};
+use inkwell::values::{
+    AsValueRef, BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
+    VectorValue,
+};
+use inkwell::IntPredicate;
+use warpjit_ir::MemFormat;
+
+/// The lanes of `m` load `format` from `span` at `addr` (`<32 x i32>`);
+/// the raw components, zero in lanes that did not load.
+pub(super) fn load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    span: &Span<'ctx>,
+    format: MemFormat,
+    addr: V<'ctx>,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let f = routine(fl, abi::FAULT_LOAD, format)?;
+    let args = arguments(fl, span, abi::FAULT_LOAD, addr, m)?;
+    let out =
+        e.b.build_call(f, &args, "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| JitError::Internal("lane load without a result".into()))?;
+    if format.count == 1 {
+        return Ok(vec![out.into_vector_value()]);
+    }
+    let out = out.into_struct_value();
+    (0..format.count)
+        .map(|i| {
+            Ok(e.b
+                .build_extract_value(out, u32::from(i), "")?
+                .into_vector_value())
+        })
+        .collect()
+}
+
+/// The lanes of `m` store the components `raws` of `format` to `span` at
+/// `addr`, in ascending lane order.
+pub(super) fn store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    span: &Span<'ctx>,
+    format: MemFormat,
+    addr: V<'ctx>,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+) -> Result<(), JitError> {
+    let f = routine(fl, abi::FAULT_STORE, format)?;
+    let mut args = arguments(fl, span, abi::FAULT_STORE, addr, m)?;
+    args.extend(raws.iter().map(|r| BasicMetadataValueEnum::from(*r)));
+    fl.e.b.build_call(f, &args, "")?;
+    Ok(())
+}
+
+/// `ctx, base, len, addr, mask bits, site, index, function`: what the
+/// routine needs to access the memory and to record faults as
+/// `memory::record_faults` does.
+fn arguments<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    span: &Span<'ctx>,
+    kind: u32,
+    addr: V<'ctx>,
+    m: V<'ctx>,
+) -> Result<Vec<BasicMetadataValueEnum<'ctx>>, JitError> {
+    let e = fl.e;
+    let i32c = |v: u32| e.i32().const_int(u64::from(v), false);
+    Ok(vec![
+        fl.ctxp.into(),
+        span.base.into(),
+        span.len.into(),
+        addr.into(),
+        e.mask_to_bits(m)?.into(),
+        i32c(kind | span.space << 8).into(),
+        i32c(span.index).into(),
+        i32c(fl.func_index).into(),
+    ])
+}
+
+/// The module's routine for `kind` (load or store) of `format`, built on
+/// first use.
+fn routine<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    kind: u32,
+    format: MemFormat,
+) -> Result<FunctionValue<'ctx>, JitError> {
+    let e = fl.e;
+    let load = kind == abi::FAULT_LOAD;
+    let name = format!(
+        "warpjit.lanes.{}.i{}x{}",
+        if load { "load" } else { "store" },
+        format.elem.bits(),
+        format.count
+    );
+    if let Some(f) = e.module.get_function(&name) {
+        return Ok(f);
+    }
+    let vt = elem_vec(fl, format.elem);
+    let ptr = e.cx.ptr_type(Default::default());
+    let i32t = e.i32();
+    let mut params: Vec<BasicMetadataTypeEnum> = vec![
+        ptr.into(),
+        ptr.into(),
+        e.i64().into(),
+        e.int_vec(32).into(),
+        i32t.into(),
+        i32t.into(),
+        i32t.into(),
+        i32t.into(),
+    ];
+    let fty = if load {
+        if format.count == 1 {
+            vt.fn_type(&params, false)
+        } else {
+            let fields = vec![vt.as_basic_type_enum(); format.count as usize];
+            e.cx.struct_type(&fields, false).fn_type(&params, false)
+        }
+    } else {
+        params.extend((0..format.count).map(|_| BasicMetadataTypeEnum::from(vt)));
+        e.cx.void_type().fn_type(&params, false)
+    };
+    let f = e.module.add_function(&name, fty, Some(Linkage::Internal));
+    // One copy per module, never one per access.
+    for attr in ["noinline", "nounwind"] {
+        let id = Attribute::get_named_enum_kind_id(attr);
+        f.add_attribute(AttributeLoc::Function, e.cx.create_enum_attribute(id, 0));
+    }
+    // The callers' target, so both sides pass the vectors alike.
+    for key in ["target-cpu", "target-features"] {
+        if let Some(a) = fl.func.get_string_attribute(AttributeLoc::Function, key) {
+            f.add_attribute(AttributeLoc::Function, a);
+        }
+    }
+    let here = e.current_block()?;
+    let built = build(e, f, kind, format, vt);
+    e.b.position_at_end(here);
+    built?;
+    Ok(f)
+}
+
+fn build<'ctx>(
+    e: &Emit<'ctx, '_>,
+    f: FunctionValue<'ctx>,
+    kind: u32,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+) -> Result<(), JitError> {
+    let b = &e.b;
+    let p = |n: u32| {
+        f.get_nth_param(n)
+            .ok_or_else(|| JitError::Internal(format!("lane routine without parameter {n}")))
+    };
+    let ctx = p(0)?.into_pointer_value();
+    let base = p(1)?.into_pointer_value();
+    let len = p(2)?.into_int_value();
+    let addr = p(3)?.into_vector_value();
+    let bits = p(4)?.into_int_value();
+    let fault_args = [p(5)?, p(6)?, p(7)?];
+    let entry = e.cx.append_basic_block(f, "entry");
+    let record = e.cx.append_basic_block(f, "fault.record");
+    let access = e.cx.append_basic_block(f, "access");
+    b.position_at_end(entry);
+    let mask = e.bits_to_mask(bits)?;
+    let size = format.bytes();
+    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    // In bounds: size <= len and aligned <= min(len - size, 2^32 - 1).
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let max32 = e.i64().const_int(u64::from(u32::MAX), false);
+    let clamp = b.build_int_compare(IntPredicate::UGT, last, max32, "")?;
+    let last = b.build_select(clamp, max32, last, "")?.into_int_value();
+    let last = b.build_int_truncate(last, e.i32(), "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, e.splat(last.into())?, "")?;
+    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let ok = b.build_and(mask, inside, "")?;
+    let outside = b.build_and(mask, b.build_not(inside, "")?, "")?;
+    let outside = e.mask_to_bits(outside)?;
+    let any = b.build_int_compare(IntPredicate::NE, outside, e.i32().const_zero(), "")?;
+    b.build_conditional_branch(any, record, access)?;
+
+    b.position_at_end(record);
+    record_faults(e, ctx, outside, addr, fault_args)?;
+    b.build_unconditional_branch(access)?;
+
+    b.position_at_end(access);
+    // Lanes outside `ok` are not touched, whatever their offset.
+    let biased = b.build_xor(aligned, e.splat_int(32, 1 << 31), "")?;
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let elem = u64::from(format.elem.bytes());
+    let mut loaded: Vec<BasicValueEnum> = Vec::new();
+    for i in 0..format.count {
+        let ptrs = pointers(e, base, biased, (1 << 31) + u64::from(i) * elem)?;
+        if kind == abi::FAULT_LOAD {
+            let v = e.call_intrinsic(
+                "llvm.masked.gather",
+                &[vt.into(), ptrs.get_type().into()],
+                &[ptrs.into(), align.into(), ok.into(), vt.const_zero().into()],
+            )?;
+            loaded.push(v);
+        } else {
+            let v = p(8 + u32::from(i))?;
+            e.call_void_intrinsic(
+                "llvm.masked.scatter",
+                &[v.get_type(), ptrs.get_type().into()],
+                &[v, ptrs.into(), align.into(), ok.into()],
+            )?;
+        }
+    }
+    match loaded.as_slice() {
+        [] => b.build_return(None)?,
+        [one] => b.build_return(Some(one))?,
+        many => b.build_aggregate_return(many)?,
+    };
+    Ok(())
+}
+
+/// The call of [`abi::FAULT_SYMBOL`] for the faulting lanes `bits`, with
+/// the lowest one's address; `site, index, function` as the caller gave.
+fn record_faults<'ctx>(
+    e: &Emit<'ctx, '_>,
+    ctx: PointerValue<'ctx>,
+    bits: IntValue<'ctx>,
+    addr: V<'ctx>,
+    site_index_function: [BasicValueEnum<'ctx>; 3],
+) -> Result<(), JitError> {
+    let b = &e.b;
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let lane = b.build_and(lane, e.i32().const_int(u64::from(LANES - 1), false), "")?;
+    let address = b.build_extract_element(addr, lane, "")?.into_int_value();
+    let address = b.build_int_z_extend(address, e.i64(), "")?;
+    let [site, index, function] = site_index_function;
+    let args = [
+        ctx.into(),
+        bits.into(),
+        address.into(),
+        site.into(),
+        index.into(),
+        function.into(),
+    ];
+    b.build_call(fault_routine(e), &args, "")?;
+    Ok(())
+}
+
+/// `base + at` indexed by each lane's biased offset (sign-extended): a
+/// vector of 32 pointers. inkwell's GEP builder assumes a scalar result,
+/// hence the C API.
+fn pointers<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    biased: V<'ctx>,
+    at: u64,
+) -> Result<V<'ctx>, JitError> {
+    let start = e.byte_ptr(base, at)?;
+    let mut index = [biased.as_value_ref()];
+    // SAFETY: a valid builder, the i8 type, a pointer and one vector of
+    // i32 indices, all of one context; the result is a `<32 x ptr>`.
+    Ok(unsafe {
+        let raw = LLVMBuildGEP2(
+            e.b.as_mut_ptr(),
+            e.cx.i8_type().as_type_ref(),
+            start.as_value_ref(),
+            index.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        );
+        VectorValue::new(raw)
+    })
+}

@@ -23,6 +23,9 @@ pub struct Emit<'ctx, 'a> {
     pub b: Builder<'ctx>,
     /// The target has AVX-512F: two-table permutes (`vpermi2d`) are available.
     pub avx512: bool,
+    /// Loads and stores per lane-by-lane routine of the module, counted on
+    /// first use (`lower/memory/lanes.rs`).
+    pub lane_paths: std::cell::RefCell<Option<std::collections::HashMap<String, u32>>>,
 }
 
 impl<'ctx> Emit<'ctx, '_> {

@@ -41,6 +41,7 @@ pub fn lower_module<'ctx>(
         module: llmod,
         b: cx.create_builder(),
         avx512: crate::emit::has_avx512(features),
+        lane_paths: Default::default(),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let attrs = [

@@ -26,7 +26,8 @@ use inkwell::values::{
     VectorValue,
 };
 use inkwell::IntPredicate;
-use warpjit_ir::MemFormat;
+use std::collections::HashMap;
+use warpjit_ir::{walk_block, MemFormat, MemRef, Module, Op, Stmt, Type};
 
 /// The lanes of `m` load `format` from `span` at `addr` (`<32 x i32>`);
 /// the raw components, zero in lanes that did not load.
@@ -38,8 +39,10 @@ pub(super) fn load<'ctx>(
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
-    let f = routine(fl, abi::FAULT_LOAD, format)?;
     let args = arguments(fl, span, abi::FAULT_LOAD, addr, m)?;
+    let Some(f) = routine(fl, abi::FAULT_LOAD, format)? else {
+        return inline(fl, &args, abi::FAULT_LOAD, format, &[]);
+    };
     let out =
         e.b.build_call(f, &args, "")?
             .try_as_basic_value()
@@ -68,8 +71,11 @@ pub(super) fn store<'ctx>(
     m: V<'ctx>,
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
-    let f = routine(fl, abi::FAULT_STORE, format)?;
     let mut args = arguments(fl, span, abi::FAULT_STORE, addr, m)?;
+    let Some(f) = routine(fl, abi::FAULT_STORE, format)? else {
+        inline(fl, &args, abi::FAULT_STORE, format, raws)?;
+        return Ok(());
+    };
     args.extend(raws.iter().map(|r| BasicMetadataValueEnum::from(*r)));
     fl.e.b.build_call(f, &args, "")?;
     Ok(())
@@ -99,23 +105,55 @@ fn arguments<'ctx>(
     ])
 }
 
+/// The path emitted in the calling function, for the only access of its
+/// kind in the module: a routine would cost more code than it saves.
+fn inline<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    args: &[BasicMetadataValueEnum<'ctx>],
+    kind: u32,
+    format: MemFormat,
+    raws: &[V<'ctx>],
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let value = |i: usize| -> Result<BasicValueEnum<'ctx>, JitError> {
+        BasicValueEnum::try_from(args[i])
+            .map_err(|_| JitError::Internal("lane path argument is not a value".into()))
+    };
+    let values = Operands {
+        ctx: value(0)?.into_pointer_value(),
+        base: value(1)?.into_pointer_value(),
+        len: value(2)?.into_int_value(),
+        addr: value(3)?.into_vector_value(),
+        bits: value(4)?.into_int_value(),
+        fault: [value(5)?, value(6)?, value(7)?],
+        raws: raws.to_vec(),
+    };
+    let vt = elem_vec(fl, format.elem);
+    emit_path(fl.e, fl.func, &values, kind, format, vt)
+}
+
 /// The module's routine for `kind` (load or store) of `format`, built on
-/// first use.
+/// first use; `None` when the module has one access of that kind, which
+/// is emitted inline.
 fn routine<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     kind: u32,
     format: MemFormat,
-) -> Result<FunctionValue<'ctx>, JitError> {
+) -> Result<Option<FunctionValue<'ctx>>, JitError> {
     let e = fl.e;
     let load = kind == abi::FAULT_LOAD;
-    let name = format!(
-        "warpjit.lanes.{}.i{}x{}",
-        if load { "load" } else { "store" },
-        format.elem.bits(),
-        format.count
-    );
+    let name = routine_name(load, format);
     if let Some(f) = e.module.get_function(&name) {
-        return Ok(f);
+        return Ok(Some(f));
+    }
+    let uses = e
+        .lane_paths
+        .borrow_mut()
+        .get_or_insert_with(|| count_kinds(fl.module))
+        .get(&name)
+        .copied()
+        .unwrap_or(0);
+    if uses <= 1 {
+        return Ok(None);
     }
     let vt = elem_vec(fl, format.elem);
     let ptr = e.cx.ptr_type(Default::default());
@@ -157,7 +195,53 @@ fn routine<'ctx>(
     let built = build(e, f, kind, format, vt);
     e.b.position_at_end(here);
     built?;
-    Ok(f)
+    Ok(Some(f))
+}
+
+fn routine_name(load: bool, format: MemFormat) -> String {
+    format!(
+        "warpjit.lanes.{}.i{}x{}",
+        if load { "load" } else { "store" },
+        format.elem.bits(),
+        format.count
+    )
+}
+
+/// How many loads and stores of each routine's kind (`i32` address, not a
+/// private array) the module has: those that may take the path.
+fn count_kinds(module: &Module) -> HashMap<String, u32> {
+    let mut uses = HashMap::new();
+    for f in &module.functions {
+        walk_block(&f.body, &mut |s| {
+            let Stmt::Inst(i) = s else { return };
+            let (load, mem, format) = match &i.op {
+                Op::Load { mem, format } => (true, mem, format),
+                Op::Store { mem, format } => (false, mem, format),
+                _ => return,
+            };
+            let narrow = i
+                .args
+                .first()
+                .is_some_and(|a| module.operand_type(f, a) == Type::I32);
+            if narrow && !matches!(mem, MemRef::Private(_)) {
+                *uses.entry(routine_name(load, *format)).or_insert(0) += 1;
+            }
+        });
+    }
+    uses
+}
+
+/// What the path works on: the context, the memory, the lanes' `i32`
+/// addresses and mask bits, the fault site (`site, index, function` as
+/// [`abi::FAULT_SYMBOL`] takes them) and, for stores, the components.
+struct Operands<'ctx> {
+    ctx: PointerValue<'ctx>,
+    base: PointerValue<'ctx>,
+    len: IntValue<'ctx>,
+    addr: V<'ctx>,
+    bits: IntValue<'ctx>,
+    fault: [BasicValueEnum<'ctx>; 3],
+    raws: Vec<V<'ctx>>,
 }
 
 fn build<'ctx>(
@@ -167,28 +251,59 @@ fn build<'ctx>(
     format: MemFormat,
     vt: VectorType<'ctx>,
 ) -> Result<(), JitError> {
-    let b = &e.b;
     let p = |n: u32| {
         f.get_nth_param(n)
             .ok_or_else(|| JitError::Internal(format!("lane routine without parameter {n}")))
     };
-    let ctx = p(0)?.into_pointer_value();
-    let base = p(1)?.into_pointer_value();
-    let len = p(2)?.into_int_value();
-    let addr = p(3)?.into_vector_value();
-    let bits = p(4)?.into_int_value();
-    let fault_args = [p(5)?, p(6)?, p(7)?];
+    let raws = if kind == abi::FAULT_LOAD {
+        Vec::new()
+    } else {
+        (0..u32::from(format.count))
+            .map(|i| Ok(p(8 + i)?.into_vector_value()))
+            .collect::<Result<Vec<_>, JitError>>()?
+    };
+    let values = Operands {
+        ctx: p(0)?.into_pointer_value(),
+        base: p(1)?.into_pointer_value(),
+        len: p(2)?.into_int_value(),
+        addr: p(3)?.into_vector_value(),
+        bits: p(4)?.into_int_value(),
+        fault: [p(5)?, p(6)?, p(7)?],
+        raws,
+    };
     let entry = e.cx.append_basic_block(f, "entry");
-    let record = e.cx.append_basic_block(f, "fault.record");
-    let access = e.cx.append_basic_block(f, "access");
-    b.position_at_end(entry);
-    let mask = e.bits_to_mask(bits)?;
+    e.b.position_at_end(entry);
+    let loaded = emit_path(e, f, &values, kind, format, vt)?;
+    let loaded: Vec<BasicValueEnum> = loaded.into_iter().map(Into::into).collect();
+    match loaded.as_slice() {
+        [] => e.b.build_return(None)?,
+        [one] => e.b.build_return(Some(one))?,
+        many => e.b.build_aggregate_return(many)?,
+    };
+    Ok(())
+}
+
+/// The checked lane-by-lane access from the builder's position in `func`;
+/// leaves the builder after it and gives the loaded components (none for
+/// a store).
+fn emit_path<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    v: &Operands<'ctx>,
+    kind: u32,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let b = &e.b;
+    let record = e.cx.append_basic_block(func, "lanes.fault");
+    let access = e.cx.append_basic_block(func, "lanes.access");
+    let mask = e.bits_to_mask(v.bits)?;
     let size = format.bytes();
-    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    let aligned = b.build_and(v.addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
     // In bounds: size <= len and aligned <= min(len - size, 2^32 - 1).
     let size64 = e.i64().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
-    let last = b.build_int_sub(len, size64, "")?;
+    let fits = b.build_int_compare(IntPredicate::UGE, v.len, size64, "")?;
+    let last = b.build_int_sub(v.len, size64, "")?;
     let max32 = e.i64().const_int(u64::from(u32::MAX), false);
     let clamp = b.build_int_compare(IntPredicate::UGT, last, max32, "")?;
     let last = b.build_select(clamp, max32, last, "")?.into_int_value();
@@ -202,7 +317,7 @@ fn build<'ctx>(
     b.build_conditional_branch(any, record, access)?;
 
     b.position_at_end(record);
-    record_faults(e, ctx, outside, addr, fault_args)?;
+    record_faults(e, v.ctx, outside, v.addr, v.fault)?;
     b.build_unconditional_branch(access)?;
 
     b.position_at_end(access);
@@ -210,31 +325,26 @@ fn build<'ctx>(
     let biased = b.build_xor(aligned, e.splat_int(32, 1 << 31), "")?;
     let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
     let elem = u64::from(format.elem.bytes());
-    let mut loaded: Vec<BasicValueEnum> = Vec::new();
+    let mut loaded = Vec::new();
     for i in 0..format.count {
-        let ptrs = pointers(e, base, biased, (1 << 31) + u64::from(i) * elem)?;
+        let ptrs = pointers(e, v.base, biased, (1 << 31) + u64::from(i) * elem)?;
         if kind == abi::FAULT_LOAD {
-            let v = e.call_intrinsic(
+            let x = e.call_intrinsic(
                 "llvm.masked.gather",
                 &[vt.into(), ptrs.get_type().into()],
                 &[ptrs.into(), align.into(), ok.into(), vt.const_zero().into()],
             )?;
-            loaded.push(v);
+            loaded.push(x.into_vector_value());
         } else {
-            let v = p(8 + u32::from(i))?;
+            let x: BasicValueEnum = v.raws[usize::from(i)].into();
             e.call_void_intrinsic(
                 "llvm.masked.scatter",
-                &[v.get_type(), ptrs.get_type().into()],
-                &[v, ptrs.into(), align.into(), ok.into()],
+                &[x.get_type(), ptrs.get_type().into()],
+                &[x, ptrs.into(), align.into(), ok.into()],
             )?;
         }
     }
-    match loaded.as_slice() {
-        [] => b.build_return(None)?,
-        [one] => b.build_return(Some(one))?,
-        many => b.build_aggregate_return(many)?,
-    };
-    Ok(())
+    Ok(loaded)
 }
 
 /// The call of [`abi::FAULT_SYMBOL`] for the faulting lanes `bits`, with

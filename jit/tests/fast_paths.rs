@@ -1,8 +1,10 @@
 //! The JIT's fast paths against the interpreter, on every target: loads whose
 //! lanes share one address (scalar load and broadcast), shuffles with
 //! lane-varying indices at every width (AVX-512 permutes), local and global
-//! IDs of 1-, 2- and 3-D workgroups (f32 division), each under divergence
-//! and with out-of-bounds lanes, comparing memory and fault reports.
+//! IDs of 1-, 2- and 3-D workgroups (f32 division), loads and stores at
+//! scattered addresses (the lane-by-lane routine and its inline form), each
+//! under divergence and with out-of-bounds lanes, comparing memory and
+//! fault reports.
 
 use warpjit_ir::interp::{self, LaunchConfig};
 use warpjit_ir::VerifiedModule;
@@ -331,4 +333,60 @@ fn atomic_adds_to_one_address_keep_lane_order() {
         }
     }
     same_as_interpreter(ATOMIC_ADDS, &cfg, &params, &buffers);
+}
+
+/// Loads and stores at lane-permuted addresses (lane `l` uses element
+/// `7l mod 32` plus a shift), some out of bounds or wrapping around 2^32:
+/// the lane-by-lane path. Kinds used more than once in the module (u32
+/// loads and stores, in a buffer and in shared memory) call its routine;
+/// the u8 and u32x2 loads and the u16 store are single and inline.
+const SCATTERED: &str = "
+param %shift: i32
+param %fill: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @small[2]: u16
+shared @scratch[256]
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %p = mul %lane, 7
+  %q = and %p, 31
+  %e = add %q, %shift
+  %a4 = shl %e, 2
+  %a8 = shl %e, 3
+  %a2 = shl %e, 1
+  %x = load.u32 @src, %a4
+  %y = load.u32 @src, %a8
+  %b = load.u8 @src, %a2
+  %v0, %v1 = load.u32x2 @src, %a8
+  %s = add %x, %y
+  %t = add %s, %b
+  %t2 = add %t, %v1
+  %wq = add %q, %fill
+  %wa = shl %wq, 2
+  store.u32 @dst, %wa, %t2
+  %wa2 = add %wa, 128
+  store.u32 @dst, %wa2, %v0
+  store.u16 @small, %a2, %t
+  store.u32 @scratch, %wa, %t
+  %back = load.u32 @scratch, %a4
+  %oi = shl %i, 2
+  %ob = add %oi, 256
+  store.u32 @dst, %ob, %back
+}
+";
+
+#[test]
+fn scattered_accesses_through_the_shared_lane_routine() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(200, 3), pattern(520, 5), pattern(40, 9)];
+    let mut params = Vec::new();
+    for shift in [0u64, 5, 20, 0x7fff_fff0, 0xffff_fffe] {
+        for fill in [0u64, 40, 0xffff_fff0] {
+            params.push(vec![shift, fill]);
+        }
+    }
+    same_as_interpreter(SCATTERED, &cfg, &params, &buffers);
 }

@@ -1,18 +1,29 @@
-//! Atomics (`atom.OP`): real atomic instructions on buffers, one per lane
-//! in ascending lane order, except an `add` whose lanes all use one
-//! address (one atomic of their sum); in shared memory, a plain load and
-//! store per lane. The checked per-lane access comes from [`super::memory`].
+//! Atomics (`atom.OP`). The active, non-helper, in-bounds lanes act in
+//! ascending lane order, each on the value the lanes below it left
+//! (`docs/semantics.md`); every path here returns exactly what that order
+//! gives, and 0 in the other lanes.
+//!
+//! - Buffers are shared with other SMs, so they take real atomic
+//!   instructions: one accessing lane is one instruction; lanes that all use
+//!   one address with an associative op (`add and or xor min max`) are one
+//!   instruction on the op's reduction of their values; otherwise one
+//!   instruction per lane, in a loop over the lane bits.
+//! - A workgroup's shared memory is touched only by its own warps, which run
+//!   on one thread and switch only at barriers, so a plain read-modify-write
+//!   is indivisible there. On AVX-512CD targets the 32-bit `add and or xor
+//!   min max exch` run 16 lanes at a time ([`conflict_rounds`]); everything
+//!   else is a loop of plain loads and stores, one lane at a time.
 
 use super::memory::{
-    access, active_lanes_equal, any_lane, first_access, mask_without_helpers, Access,
+    access, active_lanes_equal, any_lane, count_faults, first_access, mask_without_helpers, span,
 };
 use super::FnLowering;
 use crate::abi;
 use crate::emit::LANES;
 use crate::JitError;
-use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
+use inkwell::llvm_sys::core::{LLVMBuildAtomicRMW, LLVMBuildGEP2};
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
-use inkwell::types::VectorType;
+use inkwell::types::{AsTypeRef, VectorType};
 use inkwell::values::AsValueRef;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
@@ -21,104 +32,16 @@ use warpjit_ir::{AtomOp, MemRef, NumFormat, Type};
 
 type V<'ctx> = VectorValue<'ctx>;
 
-/// When some lane accesses and all accessing lanes use one offset: that
-/// offset and true.
-fn same_offset<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
-    let (bits, _, at) = first_access(fl, a)?;
-    let some = any_lane(fl, bits)?;
-    let equal = active_lanes_equal(fl, a.mask, fl.e.splat(at.into())?, a.offsets)?;
-    Ok((at, fl.e.b.build_and(equal, some, "")?))
+/// The checked lanes of one atomic: where the memory is, each lane's byte
+/// offset (0 in lanes that must not touch memory) and the lanes that do.
+struct Lanes<'ctx> {
+    base: PointerValue<'ctx>,
+    offsets: V<'ctx>,
+    mask: V<'ctx>,
 }
 
-/// `atom.add` of every accessing lane to one address as one atomic add of
-/// their (wrapping) sum. Lane `l` gets the old value plus the values of the
-/// accessing lanes below it: what adding one lane at a time in ascending
-/// order gives. Other lanes get 0.
-fn aggregated_add<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: &Access<'ctx>,
-    offset: IntValue<'ctx>,
-    v: V<'ctx>,
-) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let vt = v.get_type();
-    let zero = vt.const_zero();
-    let mine = b.build_select(a.mask, v, zero, "")?.into_vector_value();
-    // Inclusive prefix sums in five shift-and-add steps.
-    let mut scan = mine;
-    for k in [1u32, 2, 4, 8, 16] {
-        let idx: Vec<_> = (0..LANES)
-            .map(|l| {
-                // Lanes below k take zero (element 32 + l of the zero vector).
-                let src = if l >= k { l - k } else { LANES + l };
-                e.i32().const_int(u64::from(src), false)
-            })
-            .collect();
-        let shifted = b.build_shuffle_vector(scan, zero, VectorType::const_vector(&idx), "")?;
-        scan = b.build_int_add(scan, shifted, "")?;
-    }
-    let last = e.i32().const_int(u64::from(LANES - 1), false);
-    let total = b.build_extract_element(scan, last, "")?.into_int_value();
-    // SAFETY (for LLVM): the offset is one accessing lane's, in bounds.
-    let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[offset], "")? };
-    let old = b.build_atomicrmw(
-        AtomicRMWBinOp::Add,
-        ptr,
-        total,
-        AtomicOrdering::SequentiallyConsistent,
-    )?;
-    let before = b.build_int_sub(scan, mine, "")?;
-    let olds = b.build_int_add(e.splat(old.into())?, before, "")?;
-    Ok(b.build_select(a.mask, olds, zero, "")?.into_vector_value())
-}
-
-/// The update of `atom.OP` (not `cswap`, `iwrap`, `dwrap`) as a plain load
-/// and store of the element at `ptr`; returns the old value.
-fn plain_update<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    op: AtomOp,
-    elem: NumFormat,
-    ptr: PointerValue<'ctx>,
-    val: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let align = elem.bytes();
-    let old = e
-        .load_aligned(val.get_type().into(), ptr, align)?
-        .into_int_value();
-    let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
-        let keep = b.build_int_compare(pred, old, val, "")?;
-        Ok(b.build_select(keep, old, val, "")?.into_int_value())
-    };
-    let signed = elem.is_signed();
-    let new = match op {
-        AtomOp::Add => b.build_int_add(old, val, "")?,
-        AtomOp::And => b.build_and(old, val, "")?,
-        AtomOp::Or => b.build_or(old, val, "")?,
-        AtomOp::Xor => b.build_xor(old, val, "")?,
-        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
-        AtomOp::Min => pick(IntPredicate::ULT)?,
-        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
-        AtomOp::Max => pick(IntPredicate::UGT)?,
-        AtomOp::Exch => val,
-        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
-            return Err(JitError::Internal(format!(
-                "{op:?} has no plain shared-memory form"
-            )))
-        }
-    };
-    e.store_aligned(ptr, new.into(), align)?;
-    Ok(old)
-}
-
-/// `atom.OP.FMT`: real atomic instructions, one per active non-helper
-/// in-bounds lane, in ascending lane order (a loop over the mask's set bits).
-/// Other lanes get 0.
+/// `atom.OP.FMT @mem, addr, v` (`cswap`: `v` is the compared value, `v2`
+/// the new one); the result is each lane's old value.
 #[allow(clippy::too_many_arguments)]
 pub fn atomic<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -130,76 +53,333 @@ pub fn atomic<'ctx>(
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
 ) -> Result<V<'ctx>, JitError> {
+    let m = mask_without_helpers(fl)?;
+    match mem {
+        MemRef::Shared(_) => {
+            let lanes = shared_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
+            if fl.e.avx512cd && elem.bits() == 32 && conflict_op(op) {
+                conflict_rounds(fl, &lanes, op, elem, v)
+            } else {
+                lane_loop(fl, &lanes, op, elem, v, v2, plain_op(op))
+            }
+        }
+        MemRef::Buffer(_) => buffer_atomic(fl, mem, op, elem, addr, addr_ty, m, v, v2),
+        MemRef::Private(_) => Err(JitError::Internal(
+            "atomics on private arrays are rejected by the verifier".into(),
+        )),
+    }
+}
+
+/// Ops that shared memory does as a plain load and store.
+fn plain_op(op: AtomOp) -> bool {
+    !matches!(op, AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap)
+}
+
+/// Associative and commutative ops: lanes on one address can be combined
+/// before they meet memory.
+fn associative(op: AtomOp) -> bool {
+    matches!(
+        op,
+        AtomOp::Add | AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Min | AtomOp::Max
+    )
+}
+
+/// Ops [`conflict_rounds`] vectorizes: the associative ones and `exch`.
+fn conflict_op(op: AtomOp) -> bool {
+    associative(op) || op == AtomOp::Exch
+}
+
+/// The checked access of a shared-memory atomic with 32-bit offsets:
+/// shared memory is at most 64 KiB, so with an i32 address the bounds test
+/// needs no 64-bit lanes. Faults are recorded as [`access`] records them.
+fn shared_access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Lanes<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let m = mask_without_helpers(fl)?;
-    let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
-    let w = elem.bits();
-    let vt = e.int_vec(w);
-    let results = fl.entry_alloca(vt, "atom.old")?;
-    b.build_store(results, vt.const_zero())?;
-    let pending = fl.entry_alloca(e.i32(), "atom.lanes")?;
-    b.build_store(pending, e.mask_to_bits(a.mask)?)?;
-    let header = e.cx.append_basic_block(fl.func, "atom.next");
-    let body = e.cx.append_basic_block(fl.func, "atom.lane");
-    let exit = e.cx.append_basic_block(fl.func, "atom.done");
-    if op == AtomOp::Add && a.lane_stride == 0 {
-        let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
-        let one_address = same_offset(fl, &a)?;
-        b.build_conditional_branch(one_address.1, one_bb, header)?;
-        b.position_at_end(one_bb);
-        let olds = aggregated_add(fl, &a, one_address.0, v)?;
-        b.build_store(results, olds)?;
-        b.build_unconditional_branch(exit)?;
-    } else {
-        b.build_unconditional_branch(header)?;
+    if addr_ty == Type::I64 {
+        let a = access(fl, mem, size, addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+        let offsets = b.build_int_truncate(a.offsets, e.int_vec(32), "")?;
+        return Ok(Lanes {
+            base: a.base,
+            offsets,
+            mask: a.mask,
+        });
     }
-    b.position_at_end(header);
-    let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
-    let more = any_lane(fl, bits)?;
-    b.build_conditional_branch(more, body, exit)?;
-    b.position_at_end(body);
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_int(1, false).into()],
-        )?
-        .into_int_value();
-    let off = b
-        .build_extract_element(a.offsets, lane, "")?
-        .into_int_value();
-    let off = if a.lane_stride == 0 {
-        off
-    } else {
-        let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
-        let base = b.build_int_mul(lane64, e.i64().const_int(a.lane_stride, false), "")?;
-        b.build_int_add(off, base, "")?
+    let span = span(fl, mem)?;
+    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    // In bounds: size <= len and aligned <= len - size (len < 2^17).
+    let len = b.build_int_truncate(span.len, e.i32(), "")?;
+    let size32 = e.i32().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size32, "")?;
+    let last = e.splat(b.build_int_sub(len, size32, "")?.into())?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let ok = b.build_and(m, inside, "")?;
+    let outside = b.build_and(m, b.build_not(inside, "")?, "")?;
+    let addr64 = b.build_int_z_extend(addr, e.int_vec(64), "")?;
+    count_faults(fl, outside, addr64, abi::FAULT_ATOMIC, &span)?;
+    let offsets = b
+        .build_select(ok, aligned, e.int_vec(32).const_zero(), "")?
+        .into_vector_value();
+    Ok(Lanes {
+        base: span.base,
+        offsets,
+        mask: ok,
+    })
+}
+
+/// Buffer atomics: one lane, one instruction; one address and an
+/// associative op, one instruction on the reduction; else a loop.
+#[allow(clippy::too_many_arguments)]
+fn buffer_atomic<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    op: AtomOp,
+    elem: NumFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+    let lanes = Lanes {
+        base: a.base,
+        offsets: a.offsets,
+        mask: a.mask,
     };
-    // SAFETY (for LLVM): the offset is in bounds; the lane's bit is in the mask.
-    let ptr = unsafe { b.build_gep(e.cx.i8_type(), a.base, &[off], "")? };
-    let val = b.build_extract_element(v, lane, "")?.into_int_value();
+    let vt = e.int_vec(elem.bits());
+    let bits = e.mask_to_bits(lanes.mask)?;
+    let rest = b.build_and(
+        bits,
+        b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
+        "",
+    )?;
+    let at_most_one = b.build_int_compare(IntPredicate::EQ, rest, e.i32().const_zero(), "")?;
+    let single = b.build_and(at_most_one, any_lane(fl, bits)?, "")?;
+    let single_bb = e.cx.append_basic_block(fl.func, "atom.one.lane");
+    let several_bb = e.cx.append_basic_block(fl.func, "atom.lanes");
+    let loop_bb = e.cx.append_basic_block(fl.func, "atom.each.lane");
+    let join = e.cx.append_basic_block(fl.func, "atom.joined");
+    b.build_conditional_branch(single, single_bb, several_bb)?;
+    let mut incoming = Vec::new();
+
+    b.position_at_end(single_bb);
+    incoming.push((
+        one_lane(fl, &lanes, op, elem, v, v2, false)?,
+        e.current_block()?,
+    ));
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(several_bb);
+    if associative(op) {
+        let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
+        let (bits, _, at) = first_access(fl, &a)?;
+        let same = active_lanes_equal(fl, a.mask, e.splat(at.into())?, a.offsets)?;
+        let same = b.build_and(same, any_lane(fl, bits)?, "")?;
+        b.build_conditional_branch(same, one_bb, loop_bb)?;
+        b.position_at_end(one_bb);
+        incoming.push((aggregated(fl, &lanes, op, elem, at, v)?, e.current_block()?));
+        b.build_unconditional_branch(join)?;
+    } else {
+        b.build_unconditional_branch(loop_bb)?;
+    }
+
+    b.position_at_end(loop_bb);
+    incoming.push((
+        lane_loop(fl, &lanes, op, elem, v, v2, false)?,
+        e.current_block()?,
+    ));
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let phi = b.build_phi(vt, "atom.old")?;
+    for (value, block) in &incoming {
+        phi.add_incoming(&[(value, *block)]);
+    }
+    Ok(phi.as_basic_value().into_vector_value())
+}
+
+/// The identity of an associative op on `w`-bit lanes, in every lane.
+fn identity<'ctx>(fl: &FnLowering<'ctx, '_>, op: AtomOp, elem: NumFormat) -> V<'ctx> {
+    let w = elem.bits();
+    let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let signed_min = 1u64 << (w - 1);
+    let value = match op {
+        AtomOp::And => ones,
+        AtomOp::Min if elem.is_signed() => signed_min - 1,
+        AtomOp::Min => ones,
+        AtomOp::Max if elem.is_signed() => signed_min,
+        _ => 0,
+    };
+    fl.e.splat_int(w, value)
+}
+
+/// `a OP b` lane by lane for the associative ops and `exch` (which gives `b`).
+fn combine<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    a: V<'ctx>,
+    b_: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let b = &fl.e.b;
+    let pick = |pred: IntPredicate| -> Result<V<'ctx>, JitError> {
+        let keep = b.build_int_compare(pred, a, b_, "")?;
+        Ok(b.build_select(keep, a, b_, "")?.into_vector_value())
+    };
+    let signed = elem.is_signed();
+    Ok(match op {
+        AtomOp::Add => b.build_int_add(a, b_, "")?,
+        AtomOp::And => b.build_and(a, b_, "")?,
+        AtomOp::Or => b.build_or(a, b_, "")?,
+        AtomOp::Xor => b.build_xor(a, b_, "")?,
+        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+        AtomOp::Min => pick(IntPredicate::ULT)?,
+        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+        AtomOp::Max => pick(IntPredicate::UGT)?,
+        AtomOp::Exch => b_,
+        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+            return Err(JitError::Internal(format!("{op:?} does not combine lanes")))
+        }
+    })
+}
+
+/// The op of an atomic instruction for `atom.OP` (not `cswap`, `iwrap`,
+/// `dwrap`).
+fn rmw_op(op: AtomOp, elem: NumFormat) -> AtomicRMWBinOp {
+    let signed = elem.is_signed();
+    match op {
+        AtomOp::Add => AtomicRMWBinOp::Add,
+        AtomOp::Min if signed => AtomicRMWBinOp::Min,
+        AtomOp::Min => AtomicRMWBinOp::UMin,
+        AtomOp::Max if signed => AtomicRMWBinOp::Max,
+        AtomOp::Max => AtomicRMWBinOp::UMax,
+        AtomOp::And => AtomicRMWBinOp::And,
+        AtomOp::Or => AtomicRMWBinOp::Or,
+        AtomOp::Xor => AtomicRMWBinOp::Xor,
+        _ => AtomicRMWBinOp::Xchg,
+    }
+}
+
+/// Every accessing lane on one address (`offset`), associative op: one
+/// atomic instruction on the op's reduction of their values. Lane `l` gets
+/// the old value combined with the values of the accessing lanes below it,
+/// what one lane at a time in ascending order gives (an inclusive scan
+/// shifted by one lane, which LLVM drops when the result is unused).
+fn aggregated<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    offset: IntValue<'ctx>,
+    v: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = v.get_type();
+    let ident = identity(fl, op, elem);
+    let mine = b
+        .build_select(lanes.mask, v, ident, "")?
+        .into_vector_value();
+    let signed = elem.is_signed();
+    let reduce = match op {
+        AtomOp::Add => "llvm.vector.reduce.add",
+        AtomOp::And => "llvm.vector.reduce.and",
+        AtomOp::Or => "llvm.vector.reduce.or",
+        AtomOp::Xor => "llvm.vector.reduce.xor",
+        AtomOp::Min if signed => "llvm.vector.reduce.smin",
+        AtomOp::Min => "llvm.vector.reduce.umin",
+        AtomOp::Max if signed => "llvm.vector.reduce.smax",
+        _ => "llvm.vector.reduce.umax",
+    };
+    let total = e
+        .call_intrinsic(reduce, &[vt.into()], &[mine.into()])?
+        .into_int_value();
+    // SAFETY (for LLVM): the offset is one accessing lane's, in bounds.
+    let ptr = unsafe { b.build_gep(e.cx.i8_type(), lanes.base, &[offset], "")? };
+    let old = b.build_atomicrmw(
+        rmw_op(op, elem),
+        ptr,
+        total,
+        AtomicOrdering::SequentiallyConsistent,
+    )?;
+    // Inclusive scan in five shift-and-combine steps, then one more shift
+    // for the lanes strictly below.
+    let shifted = |x: V<'ctx>, k: u32| -> Result<V<'ctx>, JitError> {
+        let idx: Vec<_> = (0..LANES)
+            .map(|l| {
+                // Lanes below k take the identity (element 32 + l of `ident`).
+                let src = if l >= k { l - k } else { LANES + l };
+                e.i32().const_int(u64::from(src), false)
+            })
+            .collect();
+        Ok(b.build_shuffle_vector(x, ident, VectorType::const_vector(&idx), "")?)
+    };
+    let mut scan = mine;
+    for k in [1u32, 2, 4, 8, 16] {
+        scan = combine(fl, op, elem, scan, shifted(scan, k)?)?;
+    }
+    let below = shifted(scan, 1)?;
+    let olds = combine(fl, op, elem, e.splat(old.into())?, below)?;
+    Ok(b.build_select(lanes.mask, olds, vt.const_zero(), "")?
+        .into_vector_value())
+}
+
+/// One lane's update at `ptr`: a plain load and store (`plain`, shared
+/// memory only) or an atomic instruction; returns the old value.
+fn lane_update<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    ptr: PointerValue<'ctx>,
+    val: IntValue<'ctx>,
+    new: Option<IntValue<'ctx>>,
+    plain: bool,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
     let order = AtomicOrdering::SequentiallyConsistent;
-    let plain = matches!(mem, MemRef::Shared(_))
-        && matches!(
-            op,
-            AtomOp::Add
-                | AtomOp::Min
-                | AtomOp::Max
-                | AtomOp::And
-                | AtomOp::Or
-                | AtomOp::Xor
-                | AtomOp::Exch
-        );
-    let old = match op {
-        // A workgroup's shared memory is touched only by its own warps,
-        // which run on one thread and switch only at barriers: a plain
-        // read-modify-write per lane, in lane order, is indivisible there
-        // and far cheaper than a locked instruction.
-        _ if plain => plain_update(fl, op, elem, ptr, val)?,
+    if plain {
+        let align = elem.bytes();
+        let old = e
+            .load_aligned(val.get_type().into(), ptr, align)?
+            .into_int_value();
+        let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
+            let keep = b.build_int_compare(pred, old, val, "")?;
+            Ok(b.build_select(keep, old, val, "")?.into_int_value())
+        };
+        let signed = elem.is_signed();
+        let updated = match op {
+            AtomOp::Add => b.build_int_add(old, val, "")?,
+            AtomOp::And => b.build_and(old, val, "")?,
+            AtomOp::Or => b.build_or(old, val, "")?,
+            AtomOp::Xor => b.build_xor(old, val, "")?,
+            AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+            AtomOp::Min => pick(IntPredicate::ULT)?,
+            AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+            AtomOp::Max => pick(IntPredicate::UGT)?,
+            AtomOp::Exch => val,
+            AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+                return Err(JitError::Internal(format!(
+                    "{op:?} has no plain shared-memory form"
+                )))
+            }
+        };
+        e.store_aligned(ptr, updated.into(), align)?;
+        return Ok(old);
+    }
+    Ok(match op {
         AtomOp::Cswap => {
-            let new = v2.ok_or_else(|| JitError::Internal("cswap without a new value".into()))?;
-            let new = b.build_extract_element(new, lane, "")?.into_int_value();
+            let new = new.ok_or_else(|| JitError::Internal("cswap without a new value".into()))?;
             let pair = b.build_cmpxchg(ptr, val, new, order, order)?;
             b.build_extract_value(pair, 0, "")?.into_int_value()
         }
@@ -223,25 +403,120 @@ pub fn atomic<'ctx>(
                 IntValue::new(raw)
             }
         }
-        _ => {
-            let signed = elem.is_signed();
-            let rmw = match op {
-                AtomOp::Add => AtomicRMWBinOp::Add,
-                AtomOp::Min if signed => AtomicRMWBinOp::Min,
-                AtomOp::Min => AtomicRMWBinOp::UMin,
-                AtomOp::Max if signed => AtomicRMWBinOp::Max,
-                AtomOp::Max => AtomicRMWBinOp::UMax,
-                AtomOp::And => AtomicRMWBinOp::And,
-                AtomOp::Or => AtomicRMWBinOp::Or,
-                AtomOp::Xor => AtomicRMWBinOp::Xor,
-                _ => AtomicRMWBinOp::Xchg,
-            };
-            b.build_atomicrmw(rmw, ptr, val, order)?
-        }
+        _ => b.build_atomicrmw(rmw_op(op, elem), ptr, val, order)?,
+    })
+}
+
+/// The pointer of lane `lane`'s element: `base + offset` (offsets are
+/// unsigned, 32 or 64 bits).
+fn lane_pointer<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    off: IntValue<'ctx>,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let e = fl.e;
+    let off = e.b.build_int_z_extend_or_bit_cast(off, e.i64(), "")?;
+    // SAFETY (for LLVM): the offset is an accessing lane's, in bounds.
+    Ok(unsafe { e.b.build_gep(e.cx.i8_type(), base, &[off], "")? })
+}
+
+/// The only accessing lane (there is exactly one): one update, its old
+/// value in that lane and 0 elsewhere.
+fn one_lane<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(lanes.mask)?;
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let off = b
+        .build_extract_element(lanes.offsets, lane, "")?
+        .into_int_value();
+    let ptr = lane_pointer(fl, lanes.base, off)?;
+    let val = b.build_extract_element(v, lane, "")?.into_int_value();
+    let new = match v2 {
+        Some(n) => Some(b.build_extract_element(n, lane, "")?.into_int_value()),
+        None => None,
     };
-    let cur = b.build_load(vt, results, "")?.into_vector_value();
-    let cur = b.build_insert_element(cur, old, lane, "")?;
-    b.build_store(results, cur)?;
+    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    Ok(b.build_insert_element(v.get_type().const_zero(), old, lane, "")?)
+}
+
+/// One update per accessing lane in ascending lane order (a loop over the
+/// mask's set bits). Offsets, values and results go through stack arrays
+/// indexed by the lane, so no 32-lane vector is rebuilt per iteration.
+fn lane_loop<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = v.get_type();
+    let elem_t = vt.get_element_type().into_int_type();
+    let off_vt = lanes.offsets.get_type();
+    let off_t = off_vt.get_element_type().into_int_type();
+    let spill = |x: V<'ctx>, name: &str| -> Result<PointerValue<'ctx>, JitError> {
+        let slot = fl.entry_alloca(x.get_type(), name)?;
+        b.build_store(slot, x)?;
+        Ok(slot)
+    };
+    let offsets = spill(lanes.offsets, "atom.offsets")?;
+    let values = spill(v, "atom.values")?;
+    let news = match v2 {
+        Some(n) => Some(spill(n, "atom.new")?),
+        None => None,
+    };
+    let results = spill(vt.const_zero(), "atom.old")?;
+    let pending = fl.entry_alloca(e.i32(), "atom.lanes")?;
+    b.build_store(pending, e.mask_to_bits(lanes.mask)?)?;
+    let header = e.cx.append_basic_block(fl.func, "atom.next");
+    let body = e.cx.append_basic_block(fl.func, "atom.lane");
+    let exit = e.cx.append_basic_block(fl.func, "atom.done");
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(header);
+    let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
+    b.build_conditional_branch(any_lane(fl, bits)?, body, exit)?;
+    b.position_at_end(body);
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
+    // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
+    let slot = |array: PointerValue<'ctx>, t| unsafe { b.build_gep(t, array, &[lane64], "") };
+    let off = b
+        .build_load(off_t, slot(offsets, off_t)?, "")?
+        .into_int_value();
+    let ptr = lane_pointer(fl, lanes.base, off)?;
+    let val = b
+        .build_load(elem_t, slot(values, elem_t)?, "")?
+        .into_int_value();
+    let new = match news {
+        Some(n) => Some(b.build_load(elem_t, slot(n, elem_t)?, "")?.into_int_value()),
+        None => None,
+    };
+    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    b.build_store(slot(results, elem_t)?, old)?;
     let rest = b.build_and(
         bits,
         b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
@@ -251,4 +526,167 @@ pub fn atomic<'ctx>(
     b.build_unconditional_branch(header)?;
     b.position_at_end(exit);
     Ok(b.build_load(vt, results, "")?.into_vector_value())
+}
+
+/// Lanes per `vpconflictd` (a 512-bit vector of i32).
+const ROUND: u32 = 16;
+
+/// Shared-memory `add and or xor min max exch` on 32-bit elements with
+/// AVX-512CD, 16 lanes per round, lanes 0-15 before lanes 16-31. In a
+/// round, `vpconflictd` gives each lane the set of lower lanes with its
+/// address; one gather reads each address's value before the round. Each
+/// lane then combines its value with those of the lower lanes on its
+/// address (pointer jumping along "the nearest lower lane on my address":
+/// after `k` steps a lane holds the combination of the `2^k` lanes ending at
+/// it, so four steps cover 16), and one scatter writes each address's new
+/// value from its highest lane only, so no two lanes of the scatter share
+/// an address. Lane `l` gets the old value combined with the lanes below it
+/// on its address: what ascending lane order gives. A round without equal
+/// addresses skips the combining.
+fn conflict_rounds<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let i32t = e.i32();
+    let vt = i32t.vec_type(ROUND);
+    let consts = |f: &dyn Fn(u32) -> u64| -> V<'ctx> {
+        let items: Vec<_> = (0..ROUND).map(|l| i32t.const_int(f(l), false)).collect();
+        VectorType::const_vector(&items)
+    };
+    let part = |x: V<'ctx>, round: u32| -> Result<V<'ctx>, JitError> {
+        let idx = consts(&|l| u64::from(round * ROUND + l));
+        Ok(b.build_shuffle_vector(x, x.get_type().get_poison(), idx, "")?)
+    };
+    let permute = |x: V<'ctx>, idx: V<'ctx>| -> Result<V<'ctx>, JitError> {
+        Ok(e.call_intrinsic(
+            "llvm.x86.avx512.permvar.si.512",
+            &[],
+            &[x.into(), idx.into()],
+        )?
+        .into_vector_value())
+    };
+    let zero = vt.const_zero();
+    let align = i32t.const_int(4, false);
+    let minus_one = consts(&|_| u64::from(u32::MAX));
+    let mut olds = Vec::new();
+    for round in 0..LANES / ROUND {
+        let off = part(lanes.offsets, round)?;
+        let mask = part(lanes.mask, round)?;
+        let val = part(v, round)?;
+        // Lanes that do not access get keys no offset (< 2^16) can equal.
+        let unique = consts(&|l| 0x8000_0000 | u64::from(l));
+        let key = b.build_select(mask, off, unique, "")?.into_vector_value();
+        let conflicts = e
+            .call_intrinsic("llvm.x86.avx512.conflict.d.512", &[], &[key.into()])?
+            .into_vector_value();
+        let has = b.build_int_compare(IntPredicate::NE, conflicts, zero, "")?;
+        let has_bits = b.build_bit_cast(has, e.cx.i16_type(), "")?.into_int_value();
+        let any =
+            b.build_int_compare(IntPredicate::NE, has_bits, e.cx.i16_type().const_zero(), "")?;
+        let start_bb = e.current_block()?;
+        let equal_bb = e.cx.append_basic_block(fl.func, "atom.equal.addresses");
+        let join = e.cx.append_basic_block(fl.func, "atom.round");
+        b.build_conditional_branch(any, equal_bb, join)?;
+
+        b.position_at_end(equal_bb);
+        // The nearest lower lane on the same address, -1 for none.
+        let lz = e
+            .call_intrinsic(
+                "llvm.ctlz",
+                &[vt.into()],
+                &[conflicts.into(), e.i1().const_zero().into()],
+            )?
+            .into_vector_value();
+        let pred = b.build_int_sub(consts(&|_| 31), lz, "")?;
+        let mut acc = val;
+        if op != AtomOp::Exch {
+            let mut link = pred;
+            for _ in 0..4 {
+                let linked = b.build_int_compare(IntPredicate::SGT, link, minus_one, "")?;
+                let idx = b.build_and(link, consts(&|_| u64::from(ROUND - 1)), "")?;
+                let joined = combine(fl, op, elem, acc, permute(acc, idx)?)?;
+                acc = b.build_select(linked, joined, acc, "")?.into_vector_value();
+                link = b
+                    .build_select(linked, permute(link, idx)?, link, "")?
+                    .into_vector_value();
+            }
+        }
+        // A lane is its address's highest when no lane above lists it.
+        let listed = e
+            .call_intrinsic("llvm.vector.reduce.or", &[vt.into()], &[conflicts.into()])?
+            .into_int_value();
+        let listed = b.build_int_truncate(listed, e.cx.i16_type(), "")?;
+        let listed = b.build_bit_cast(listed, e.i1().vec_type(ROUND), "")?;
+        let highest = b.build_and(mask, b.build_not(listed.into_vector_value(), "")?, "")?;
+        b.build_unconditional_branch(join)?;
+
+        // The gather and the scatter sit in the block of their addresses,
+        // so x86 selects base-plus-i32-index forms for both.
+        b.position_at_end(join);
+        let phi = |t: VectorType<'ctx>, distinct: V<'ctx>, equal: V<'ctx>| {
+            let p = b.build_phi(t, "")?;
+            p.add_incoming(&[(&distinct, start_bb), (&equal, equal_bb)]);
+            Ok::<_, JitError>(p.as_basic_value().into_vector_value())
+        };
+        let pred = phi(vt, minus_one, pred)?;
+        let acc = phi(vt, val, acc)?;
+        let writers = phi(e.i1().vec_type(ROUND), mask, highest)?;
+        let ptrs = gep_lanes(fl, lanes.base, off)?;
+        let before = e
+            .call_intrinsic(
+                "llvm.masked.gather",
+                &[vt.into(), ptrs.get_type().into()],
+                &[ptrs.into(), align.into(), mask.into(), zero.into()],
+            )?
+            .into_vector_value();
+        let after = combine(fl, op, elem, before, acc)?;
+        e.call_void_intrinsic(
+            "llvm.masked.scatter",
+            &[vt.into(), ptrs.get_type().into()],
+            &[after.into(), ptrs.into(), align.into(), writers.into()],
+        )?;
+        let idx = b.build_and(pred, consts(&|_| u64::from(ROUND - 1)), "")?;
+        let below = combine(fl, op, elem, before, permute(acc, idx)?)?;
+        let has_lower = b.build_int_compare(IntPredicate::SGT, pred, minus_one, "")?;
+        let old = b.build_select(has_lower, below, before, "")?;
+        olds.push(old.into_vector_value());
+    }
+    let all = e.lanes_const(32, u64::from);
+    let joined = b.build_shuffle_vector(olds[0], olds[1], all, "")?;
+    Ok(
+        b.build_select(lanes.mask, joined, e.int_vec(32).const_zero(), "")?
+            .into_vector_value(),
+    )
+}
+
+/// `base + off` per lane as one vector GEP with i32 offsets, which x86
+/// selects as a base-plus-index gather or scatter (`vpgatherdd`).
+fn gep_lanes<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    off: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let mut indices = [off.as_value_ref()];
+    // inkwell's GEP takes scalar indices only. Offsets are below 2^16, so
+    // reading them as signed (GEP sign-extends) gives the same addresses.
+    // SAFETY: valid builder, i8 type, pointer and index vector of one
+    // context; the name is a NUL-terminated literal.
+    let raw = unsafe {
+        LLVMBuildGEP2(
+            e.b.as_mut_ptr(),
+            e.cx.i8_type().as_type_ref(),
+            base.as_value_ref(),
+            indices.as_mut_ptr(),
+            1,
+            c"".as_ptr(),
+        )
+    };
+    // SAFETY: a GEP with a vector index yields a vector of pointers.
+    Ok(unsafe { VectorValue::new(raw) })
 }

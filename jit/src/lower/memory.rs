@@ -30,10 +30,10 @@ pub(super) struct Access<'ctx> {
 }
 
 /// Where a memory is and how faults in it are reported.
-struct Span<'ctx> {
-    base: PointerValue<'ctx>,
+pub(super) struct Span<'ctx> {
+    pub base: PointerValue<'ctx>,
     /// Byte length (per lane for private arrays).
-    len: IntValue<'ctx>,
+    pub len: IntValue<'ctx>,
     /// Fault space (`abi::SPACE_*`) and the memory's index in it.
     space: u32,
     index: u32,
@@ -41,7 +41,7 @@ struct Span<'ctx> {
     lane_stride: u64,
 }
 
-fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
+pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
     let e = fl.e;
     let ptr_t = e.cx.ptr_type(Default::default());
     let (table, index, space) = match mem {
@@ -123,7 +123,7 @@ pub(super) fn access<'ctx>(
     })
 }
 
-fn count_faults<'ctx>(
+pub(super) fn count_faults<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     outside: V<'ctx>,
     addr64: V<'ctx>,

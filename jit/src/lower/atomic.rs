@@ -451,7 +451,11 @@ fn one_lane<'ctx>(
         None => None,
     };
     let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
-    Ok(b.build_insert_element(v.get_type().const_zero(), old, lane, "")?)
+    // The mask has just that lane: a select, not an insert at a variable
+    // lane (which goes through the stack).
+    let zero = v.get_type().const_zero();
+    Ok(b.build_select(lanes.mask, e.splat(old.into())?, zero, "")?
+        .into_vector_value())
 }
 
 /// One update per accessing lane in ascending lane order (a loop over the

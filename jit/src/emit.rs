@@ -23,8 +23,6 @@ pub struct Emit<'ctx, 'a> {
     pub b: Builder<'ctx>,
     /// The target has AVX-512F: two-table permutes (`vpermi2d`) are available.
     pub avx512: bool,
-    /// The target also has AVX-512CD: `vpconflictd` finds equal lanes.
-    pub avx512cd: bool,
 }
 
 impl<'ctx> Emit<'ctx, '_> {
@@ -285,19 +283,6 @@ pub fn has_avx512(features: &str) -> bool {
         }
     }
     on
-}
-
-/// Whether the feature string leaves AVX-512CD enabled (it needs AVX-512F).
-pub fn has_avx512cd(features: &str) -> bool {
-    let mut on = false;
-    for f in features.split(',') {
-        match f {
-            "+avx512cd" => on = true,
-            "-avx512cd" => on = false,
-            _ => {}
-        }
-    }
-    on && has_avx512(features)
 }
 
 /// `<32 x elem>`.

@@ -39,7 +39,6 @@ pub fn lower_module<'ctx>(
         module: llmod,
         b: cx.create_builder(),
         avx512: crate::emit::has_avx512(features),
-        avx512cd: crate::emit::has_avx512cd(features),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let attrs = [

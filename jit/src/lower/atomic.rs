@@ -10,20 +10,23 @@
 //!   instruction per lane, in a loop over the lane bits.
 //! - A workgroup's shared memory is touched only by its own warps, which run
 //!   on one thread and switch only at barriers, so a plain read-modify-write
-//!   is indivisible there. On AVX-512CD targets the 32-bit `add and or xor
-//!   min max exch` run 16 lanes at a time ([`conflict_rounds`]); everything
-//!   else is a loop of plain loads and stores, one lane at a time.
+//!   is indivisible there: a loop of plain loads and stores, one lane at a
+//!   time. Vectorizing it (`vpconflictd` for lanes on equal addresses, one
+//!   gather, pointer jumping to combine equal-address lanes, one scatter of
+//!   each address's highest lane) measured slower on the AVX-512 host this
+//!   was written on (`jit/README.md`): its gathers and scatters cost more
+//!   than 32 scalar read-modify-writes.
 
 use super::memory::{
-    access, active_lanes_equal, any_lane, count_faults, first_access, mask_without_helpers, span,
+    access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, span,
 };
 use super::FnLowering;
 use crate::abi;
 use crate::emit::LANES;
 use crate::JitError;
-use inkwell::llvm_sys::core::{LLVMBuildAtomicRMW, LLVMBuildGEP2};
+use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
-use inkwell::types::{AsTypeRef, VectorType};
+use inkwell::types::VectorType;
 use inkwell::values::AsValueRef;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
@@ -57,13 +60,17 @@ pub fn atomic<'ctx>(
     match mem {
         MemRef::Shared(_) => {
             let lanes = shared_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
-            if fl.e.avx512cd && elem.bits() == 32 && conflict_op(op) {
-                conflict_rounds(fl, &lanes, op, elem, v)
-            } else {
-                lane_loop(fl, &lanes, op, elem, v, v2, plain_op(op))
-            }
+            by_shape(fl, &lanes, op, elem, v, v2, plain_op(op))
         }
-        MemRef::Buffer(_) => buffer_atomic(fl, mem, op, elem, addr, addr_ty, m, v, v2),
+        MemRef::Buffer(_) => {
+            let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+            let lanes = Lanes {
+                base: a.base,
+                offsets: a.offsets,
+                mask: a.mask,
+            };
+            by_shape(fl, &lanes, op, elem, v, v2, false)
+        }
         MemRef::Private(_) => Err(JitError::Internal(
             "atomics on private arrays are rejected by the verifier".into(),
         )),
@@ -82,11 +89,6 @@ fn associative(op: AtomOp) -> bool {
         op,
         AtomOp::Add | AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Min | AtomOp::Max
     )
-}
-
-/// Ops [`conflict_rounds`] vectorizes: the associative ones and `exch`.
-fn conflict_op(op: AtomOp) -> bool {
-    associative(op) || op == AtomOp::Exch
 }
 
 /// The checked access of a shared-memory atomic with 32-bit offsets:
@@ -134,28 +136,22 @@ fn shared_access<'ctx>(
     })
 }
 
-/// Buffer atomics: one lane, one instruction; one address and an
-/// associative op, one instruction on the reduction; else a loop.
+/// One accessing lane: one update; lanes on one address with an
+/// associative op: one update with the op's reduction of their values;
+/// otherwise one update per lane in a loop. `plain`: plain loads and
+/// stores (shared memory), else atomic instructions.
 #[allow(clippy::too_many_arguments)]
-fn buffer_atomic<'ctx>(
+fn by_shape<'ctx>(
     fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
+    lanes: &Lanes<'ctx>,
     op: AtomOp,
     elem: NumFormat,
-    addr: V<'ctx>,
-    addr_ty: Type,
-    m: V<'ctx>,
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
+    plain: bool,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
-    let lanes = Lanes {
-        base: a.base,
-        offsets: a.offsets,
-        mask: a.mask,
-    };
     let vt = e.int_vec(elem.bits());
     let bits = e.mask_to_bits(lanes.mask)?;
     let rest = b.build_and(
@@ -174,7 +170,7 @@ fn buffer_atomic<'ctx>(
 
     b.position_at_end(single_bb);
     incoming.push((
-        one_lane(fl, &lanes, op, elem, v, v2, false)?,
+        one_lane(fl, lanes, op, elem, v, v2, plain)?,
         e.current_block()?,
     ));
     b.build_unconditional_branch(join)?;
@@ -182,12 +178,24 @@ fn buffer_atomic<'ctx>(
     b.position_at_end(several_bb);
     if associative(op) {
         let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
-        let (bits, _, at) = first_access(fl, &a)?;
-        let same = active_lanes_equal(fl, a.mask, e.splat(at.into())?, a.offsets)?;
-        let same = b.build_and(same, any_lane(fl, bits)?, "")?;
+        // Two or more lanes access: all use the first one's offset?
+        let first: IntValue = e
+            .call_intrinsic(
+                "llvm.cttz",
+                &[e.i32().into()],
+                &[bits.into(), e.i1().const_int(1, false).into()],
+            )?
+            .into_int_value();
+        let at = b
+            .build_extract_element(lanes.offsets, first, "")?
+            .into_int_value();
+        let same = active_lanes_equal(fl, lanes.mask, e.splat(at.into())?, lanes.offsets)?;
         b.build_conditional_branch(same, one_bb, loop_bb)?;
         b.position_at_end(one_bb);
-        incoming.push((aggregated(fl, &lanes, op, elem, at, v)?, e.current_block()?));
+        incoming.push((
+            aggregated(fl, lanes, op, elem, at, v, plain)?,
+            e.current_block()?,
+        ));
         b.build_unconditional_branch(join)?;
     } else {
         b.build_unconditional_branch(loop_bb)?;
@@ -195,7 +203,7 @@ fn buffer_atomic<'ctx>(
 
     b.position_at_end(loop_bb);
     incoming.push((
-        lane_loop(fl, &lanes, op, elem, v, v2, false)?,
+        lane_loop(fl, lanes, op, elem, v, v2, plain)?,
         e.current_block()?,
     ));
     b.build_unconditional_branch(join)?;
@@ -282,6 +290,7 @@ fn aggregated<'ctx>(
     elem: NumFormat,
     offset: IntValue<'ctx>,
     v: V<'ctx>,
+    plain: bool,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -304,14 +313,8 @@ fn aggregated<'ctx>(
     let total = e
         .call_intrinsic(reduce, &[vt.into()], &[mine.into()])?
         .into_int_value();
-    // SAFETY (for LLVM): the offset is one accessing lane's, in bounds.
-    let ptr = unsafe { b.build_gep(e.cx.i8_type(), lanes.base, &[offset], "")? };
-    let old = b.build_atomicrmw(
-        rmw_op(op, elem),
-        ptr,
-        total,
-        AtomicOrdering::SequentiallyConsistent,
-    )?;
+    let ptr = lane_pointer(fl, lanes.base, offset)?;
+    let old = lane_update(fl, op, elem, ptr, total, None, plain)?;
     // Inclusive scan in five shift-and-combine steps, then one more shift
     // for the lanes strictly below.
     let shifted = |x: V<'ctx>, k: u32| -> Result<V<'ctx>, JitError> {
@@ -530,167 +533,4 @@ fn lane_loop<'ctx>(
     b.build_unconditional_branch(header)?;
     b.position_at_end(exit);
     Ok(b.build_load(vt, results, "")?.into_vector_value())
-}
-
-/// Lanes per `vpconflictd` (a 512-bit vector of i32).
-const ROUND: u32 = 16;
-
-/// Shared-memory `add and or xor min max exch` on 32-bit elements with
-/// AVX-512CD, 16 lanes per round, lanes 0-15 before lanes 16-31. In a
-/// round, `vpconflictd` gives each lane the set of lower lanes with its
-/// address; one gather reads each address's value before the round. Each
-/// lane then combines its value with those of the lower lanes on its
-/// address (pointer jumping along "the nearest lower lane on my address":
-/// after `k` steps a lane holds the combination of the `2^k` lanes ending at
-/// it, so four steps cover 16), and one scatter writes each address's new
-/// value from its highest lane only, so no two lanes of the scatter share
-/// an address. Lane `l` gets the old value combined with the lanes below it
-/// on its address: what ascending lane order gives. A round without equal
-/// addresses skips the combining.
-fn conflict_rounds<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    lanes: &Lanes<'ctx>,
-    op: AtomOp,
-    elem: NumFormat,
-    v: V<'ctx>,
-) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let i32t = e.i32();
-    let vt = i32t.vec_type(ROUND);
-    let consts = |f: &dyn Fn(u32) -> u64| -> V<'ctx> {
-        let items: Vec<_> = (0..ROUND).map(|l| i32t.const_int(f(l), false)).collect();
-        VectorType::const_vector(&items)
-    };
-    let part = |x: V<'ctx>, round: u32| -> Result<V<'ctx>, JitError> {
-        let idx = consts(&|l| u64::from(round * ROUND + l));
-        Ok(b.build_shuffle_vector(x, x.get_type().get_poison(), idx, "")?)
-    };
-    let permute = |x: V<'ctx>, idx: V<'ctx>| -> Result<V<'ctx>, JitError> {
-        Ok(e.call_intrinsic(
-            "llvm.x86.avx512.permvar.si.512",
-            &[],
-            &[x.into(), idx.into()],
-        )?
-        .into_vector_value())
-    };
-    let zero = vt.const_zero();
-    let align = i32t.const_int(4, false);
-    let minus_one = consts(&|_| u64::from(u32::MAX));
-    let mut olds = Vec::new();
-    for round in 0..LANES / ROUND {
-        let off = part(lanes.offsets, round)?;
-        let mask = part(lanes.mask, round)?;
-        let val = part(v, round)?;
-        // Lanes that do not access get keys no offset (< 2^16) can equal.
-        let unique = consts(&|l| 0x8000_0000 | u64::from(l));
-        let key = b.build_select(mask, off, unique, "")?.into_vector_value();
-        let conflicts = e
-            .call_intrinsic("llvm.x86.avx512.conflict.d.512", &[], &[key.into()])?
-            .into_vector_value();
-        let has = b.build_int_compare(IntPredicate::NE, conflicts, zero, "")?;
-        let has_bits = b.build_bit_cast(has, e.cx.i16_type(), "")?.into_int_value();
-        let any =
-            b.build_int_compare(IntPredicate::NE, has_bits, e.cx.i16_type().const_zero(), "")?;
-        let start_bb = e.current_block()?;
-        let equal_bb = e.cx.append_basic_block(fl.func, "atom.equal.addresses");
-        let join = e.cx.append_basic_block(fl.func, "atom.round");
-        b.build_conditional_branch(any, equal_bb, join)?;
-
-        b.position_at_end(equal_bb);
-        // The nearest lower lane on the same address, -1 for none.
-        let lz = e
-            .call_intrinsic(
-                "llvm.ctlz",
-                &[vt.into()],
-                &[conflicts.into(), e.i1().const_zero().into()],
-            )?
-            .into_vector_value();
-        let pred = b.build_int_sub(consts(&|_| 31), lz, "")?;
-        let mut acc = val;
-        if op != AtomOp::Exch {
-            let mut link = pred;
-            for _ in 0..4 {
-                let linked = b.build_int_compare(IntPredicate::SGT, link, minus_one, "")?;
-                let idx = b.build_and(link, consts(&|_| u64::from(ROUND - 1)), "")?;
-                let joined = combine(fl, op, elem, acc, permute(acc, idx)?)?;
-                acc = b.build_select(linked, joined, acc, "")?.into_vector_value();
-                link = b
-                    .build_select(linked, permute(link, idx)?, link, "")?
-                    .into_vector_value();
-            }
-        }
-        // A lane is its address's highest when no lane above lists it.
-        let listed = e
-            .call_intrinsic("llvm.vector.reduce.or", &[vt.into()], &[conflicts.into()])?
-            .into_int_value();
-        let listed = b.build_int_truncate(listed, e.cx.i16_type(), "")?;
-        let listed = b.build_bit_cast(listed, e.i1().vec_type(ROUND), "")?;
-        let highest = b.build_and(mask, b.build_not(listed.into_vector_value(), "")?, "")?;
-        b.build_unconditional_branch(join)?;
-
-        // The gather and the scatter sit in the block of their addresses,
-        // so x86 selects base-plus-i32-index forms for both.
-        b.position_at_end(join);
-        let phi = |t: VectorType<'ctx>, distinct: V<'ctx>, equal: V<'ctx>| {
-            let p = b.build_phi(t, "")?;
-            p.add_incoming(&[(&distinct, start_bb), (&equal, equal_bb)]);
-            Ok::<_, JitError>(p.as_basic_value().into_vector_value())
-        };
-        let pred = phi(vt, minus_one, pred)?;
-        let acc = phi(vt, val, acc)?;
-        let writers = phi(e.i1().vec_type(ROUND), mask, highest)?;
-        let ptrs = gep_lanes(fl, lanes.base, off)?;
-        let before = e
-            .call_intrinsic(
-                "llvm.masked.gather",
-                &[vt.into(), ptrs.get_type().into()],
-                &[ptrs.into(), align.into(), mask.into(), zero.into()],
-            )?
-            .into_vector_value();
-        let after = combine(fl, op, elem, before, acc)?;
-        e.call_void_intrinsic(
-            "llvm.masked.scatter",
-            &[vt.into(), ptrs.get_type().into()],
-            &[after.into(), ptrs.into(), align.into(), writers.into()],
-        )?;
-        let idx = b.build_and(pred, consts(&|_| u64::from(ROUND - 1)), "")?;
-        let below = combine(fl, op, elem, before, permute(acc, idx)?)?;
-        let has_lower = b.build_int_compare(IntPredicate::SGT, pred, minus_one, "")?;
-        let old = b.build_select(has_lower, below, before, "")?;
-        olds.push(old.into_vector_value());
-    }
-    let all = e.lanes_const(32, u64::from);
-    let joined = b.build_shuffle_vector(olds[0], olds[1], all, "")?;
-    Ok(
-        b.build_select(lanes.mask, joined, e.int_vec(32).const_zero(), "")?
-            .into_vector_value(),
-    )
-}
-
-/// `base + off` per lane as one vector GEP with i32 offsets, which x86
-/// selects as a base-plus-index gather or scatter (`vpgatherdd`).
-fn gep_lanes<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    base: PointerValue<'ctx>,
-    off: V<'ctx>,
-) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let mut indices = [off.as_value_ref()];
-    // inkwell's GEP takes scalar indices only. Offsets are below 2^16, so
-    // reading them as signed (GEP sign-extends) gives the same addresses.
-    // SAFETY: valid builder, i8 type, pointer and index vector of one
-    // context; the name is a NUL-terminated literal.
-    let raw = unsafe {
-        LLVMBuildGEP2(
-            e.b.as_mut_ptr(),
-            e.cx.i8_type().as_type_ref(),
-            base.as_value_ref(),
-            indices.as_mut_ptr(),
-            1,
-            c"".as_ptr(),
-        )
-    };
-    // SAFETY: a GEP with a vector index yields a vector of pointers.
-    Ok(unsafe { VectorValue::new(raw) })
 }

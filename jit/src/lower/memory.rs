@@ -289,7 +289,7 @@ fn lane_at<'ctx>(
 }
 
 /// The accessing lanes of `a` as a bit set, the first of them and its offset.
-pub(super) fn first_access<'ctx>(
+fn first_access<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
 ) -> Result<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>), JitError> {

@@ -14,7 +14,8 @@ const GROUP: u32 = 72;
 /// Bytes of each op's shared array and buffer.
 const MEMORY: u32 = 256;
 
-/// Every op and format the language allows (`op`, `format`, is cswap).
+/// Every op and format the language allows, then some with constant
+/// operands (`!` after the op): the same value in every lane.
 const OPS: &[(&str, &str)] = &[
     ("add", "u32"),
     ("add", "s32"),
@@ -32,6 +33,9 @@ const OPS: &[(&str, &str)] = &[
     ("add", "u64"),
     ("exch", "u64"),
     ("cswap", "u64"),
+    ("add!", "u32"),
+    ("max!", "s32"),
+    ("cswap!", "u32"),
 ];
 
 /// A kernel doing every op of [`OPS`] in turn, op `k` on bytes `k * 256`
@@ -93,8 +97,14 @@ fn kernel(shared: bool, used: bool) -> String {
     t += "  if %on {\n";
     for (k, (op, format)) in OPS.iter().enumerate() {
         let wide = *format == "u64";
-        let (x, y) = if wide { ("%x64", "%y64") } else { ("%x", "%y") };
-        let operands = if *op == "cswap" {
+        let constant = op.ends_with('!');
+        let op = op.trim_end_matches('!');
+        let (x, y) = match (constant, wide) {
+            (true, _) => ("3", "1"),
+            (false, true) => ("%x64", "%y64"),
+            (false, false) => ("%x", "%y"),
+        };
+        let operands = if op == "cswap" {
             format!("{x}, {y}")
         } else {
             x.to_string()

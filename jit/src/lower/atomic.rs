@@ -461,6 +461,34 @@ fn one_lane<'ctx>(
         .into_vector_value())
 }
 
+/// Where the loop reads a lane's operand.
+enum LaneSource<'ctx> {
+    /// The same constant in every lane.
+    Constant(IntValue<'ctx>),
+    /// A stack copy of the vector.
+    Array(PointerValue<'ctx>),
+}
+
+/// The value of every lane when `x` is a constant splat. LLVM constants
+/// are unique, so rebuilding the splat from lane 0 gives the same value.
+fn constant_splat<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    x: V<'ctx>,
+) -> Result<Option<IntValue<'ctx>>, JitError> {
+    let e = fl.e;
+    if !x.is_const() {
+        return Ok(None);
+    }
+    let first =
+        e.b.build_extract_element(x, e.i32().const_zero(), "")?
+            .into_int_value();
+    if !first.is_const() {
+        return Ok(None);
+    }
+    let again = e.splat(first.into())?;
+    Ok((again.as_value_ref() == x.as_value_ref()).then_some(first))
+}
+
 /// One update per accessing lane in ascending lane order (a loop over the
 /// mask's set bits). Offsets, values and results go through stack arrays
 /// indexed by the lane, so no 32-lane vector is rebuilt per iteration.
@@ -485,9 +513,16 @@ fn lane_loop<'ctx>(
         Ok(slot)
     };
     let offsets = spill(lanes.offsets, "atom.offsets")?;
-    let values = spill(v, "atom.values")?;
+    // Constant operands (a histogram's 1) need no array.
+    let source = |x: V<'ctx>, name: &str| -> Result<LaneSource<'ctx>, JitError> {
+        Ok(match constant_splat(fl, x)? {
+            Some(c) => LaneSource::Constant(c),
+            None => LaneSource::Array(spill(x, name)?),
+        })
+    };
+    let values = source(v, "atom.values")?;
     let news = match v2 {
-        Some(n) => Some(spill(n, "atom.new")?),
+        Some(n) => Some(source(n, "atom.new")?),
         None => None,
     };
     let results = spill(vt.const_zero(), "atom.old")?;
@@ -515,11 +550,17 @@ fn lane_loop<'ctx>(
         .build_load(off_t, slot(offsets, off_t)?, "")?
         .into_int_value();
     let ptr = lane_pointer(fl, lanes.base, off)?;
-    let val = b
-        .build_load(elem_t, slot(values, elem_t)?, "")?
-        .into_int_value();
-    let new = match news {
-        Some(n) => Some(b.build_load(elem_t, slot(n, elem_t)?, "")?.into_int_value()),
+    let read = |source: &LaneSource<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        Ok(match source {
+            LaneSource::Constant(c) => *c,
+            LaneSource::Array(array) => b
+                .build_load(elem_t, slot(*array, elem_t)?, "")?
+                .into_int_value(),
+        })
+    };
+    let val = read(&values)?;
+    let new = match &news {
+        Some(n) => Some(read(n)?),
         None => None,
     };
     let old = lane_update(fl, op, elem, ptr, val, new, plain)?;

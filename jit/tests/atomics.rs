@@ -48,7 +48,7 @@ fn kernel(shared: bool, used: bool) -> String {
     let mut t = String::from(
         "param %active: i32\nbuffer @addr[0]: u32\nbuffer @val[1]: u32\nbuffer @out[2]: u32\n",
     );
-    t += "buffer @g[3]: u32\n";
+    t += "buffer @g[3]: u32\nbuffer @empty[4]: u32\n";
     let mem = if shared {
         t += &format!("shared @s[{bytes}]\n");
         "@s"
@@ -117,6 +117,12 @@ fn kernel(shared: bool, used: bool) -> String {
             let store = if wide { "store.u64" } else { "store.u32" };
             t += &format!("    {store} @out, %at{k}, %old{k}\n");
         }
+    }
+    // Every lane is out of bounds of an empty buffer: nothing is touched.
+    t += "    %none = atom.add.u32 @empty, %a, %x\n";
+    if used {
+        let slot = OPS.len() as u32 * GROUP * 8;
+        t += &format!("    %at_none = add %a8, {slot}\n    store.u32 @out, %at_none, %none\n");
     }
     t += "  }\n";
     if shared {
@@ -198,10 +204,11 @@ fn buffers(rng: &mut Rng, addresses: &[u32], small: bool) -> Vec<Vec<u8>> {
     let mut out = vec![
         bytes(addresses.iter().copied()),
         bytes(vals),
-        vec![0u8; OPS.len() * GROUP as usize * 8],
+        vec![0u8; (OPS.len() + 1) * GROUP as usize * 8],
     ];
     let words = OPS.len() as u32 * MEMORY / 4;
     out.push(bytes((0..words).map(|_| value(rng))));
+    out.push(Vec::new());
     out
 }
 
@@ -235,7 +242,7 @@ fn same_as_interpreter(shared: bool, used: bool, targets: &[Target]) {
             for (b, (g, w)) in memory.iter().zip(&expected).enumerate() {
                 if let Some(at) = g.iter().zip(w).position(|(g, w)| g != w) {
                     let (op, format) = match b {
-                        2 => OPS[at / (GROUP as usize * 8)],
+                        2 => OPS[(at / (GROUP as usize * 8)).min(OPS.len() - 1)],
                         3 => OPS[(at / MEMORY as usize).min(OPS.len() - 1)],
                         _ => ("", ""),
                     };

@@ -176,20 +176,29 @@ fn by_shape<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(several_bb);
+    // One stack copy of the offsets serves the one-address test and the loop.
+    let offsets = fl.entry_alloca(lanes.offsets.get_type(), "atom.offsets")?;
+    b.build_store(offsets, lanes.offsets)?;
     if associative(op) {
         let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
-        // Two or more lanes access: all use the first one's offset?
+        // Some lanes (none or two or more) access: all the first one's
+        // offset? With none, `first` is 32 & 31 = 0, a valid slot.
         let first: IntValue = e
             .call_intrinsic(
                 "llvm.cttz",
                 &[e.i32().into()],
-                &[bits.into(), e.i1().const_int(1, false).into()],
+                &[bits.into(), e.i1().const_zero().into()],
             )?
             .into_int_value();
-        let at = b
-            .build_extract_element(lanes.offsets, first, "")?
-            .into_int_value();
+        let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+        let off_t = lanes.offsets.get_type().get_element_type().into_int_type();
+        let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+        // SAFETY (for LLVM): first < 32 indexes the 32-element copy.
+        let slot = unsafe { b.build_gep(off_t, offsets, &[first64], "")? };
+        let at = b.build_load(off_t, slot, "")?.into_int_value();
         let same = active_lanes_equal(fl, lanes.mask, e.splat(at.into())?, lanes.offsets)?;
+        // No lane: the loop, which touches nothing.
+        let same = b.build_and(same, any_lane(fl, bits)?, "")?;
         b.build_conditional_branch(same, one_bb, loop_bb)?;
         b.position_at_end(one_bb);
         incoming.push((
@@ -203,7 +212,7 @@ fn by_shape<'ctx>(
 
     b.position_at_end(loop_bb);
     incoming.push((
-        lane_loop(fl, lanes, op, elem, v, v2, plain)?,
+        lane_loop(fl, lanes, offsets, op, elem, v, v2, plain)?,
         e.current_block()?,
     ));
     b.build_unconditional_branch(join)?;
@@ -490,11 +499,14 @@ fn constant_splat<'ctx>(
 }
 
 /// One update per accessing lane in ascending lane order (a loop over the
-/// mask's set bits). Offsets, values and results go through stack arrays
-/// indexed by the lane, so no 32-lane vector is rebuilt per iteration.
+/// mask's set bits). Offsets (`offsets`, a stack copy of the lanes'),
+/// values and results go through stack arrays indexed by the lane, so no
+/// 32-lane vector is rebuilt per iteration.
+#[allow(clippy::too_many_arguments)]
 fn lane_loop<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     lanes: &Lanes<'ctx>,
+    offsets: PointerValue<'ctx>,
     op: AtomOp,
     elem: NumFormat,
     v: V<'ctx>,
@@ -512,7 +524,6 @@ fn lane_loop<'ctx>(
         b.build_store(slot, x)?;
         Ok(slot)
     };
-    let offsets = spill(lanes.offsets, "atom.offsets")?;
     // Constant operands (a histogram's 1) need no array.
     let source = |x: V<'ctx>, name: &str| -> Result<LaneSource<'ctx>, JitError> {
         Ok(match constant_splat(fl, x)? {

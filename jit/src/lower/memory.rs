@@ -26,7 +26,7 @@ pub(super) struct Access<'ctx> {
     /// Lanes that access memory.
     pub mask: V<'ctx>,
     /// Private arrays: lane `l`'s array starts `l * lane_stride` bytes in.
-    pub lane_stride: u64,
+    lane_stride: u64,
 }
 
 /// Where a memory is and how faults in it are reported.

@@ -29,6 +29,8 @@ pub use backend::{JitBackend, JitKernel};
 pub use engine::{
     clear_compile_cache, compile, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
 };
+/// The lane-shape analysis the lowering uses for memory accesses.
+pub use lower::shape;
 pub use run::launch;
 
 use std::fmt;

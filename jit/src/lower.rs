@@ -12,6 +12,7 @@ mod convert;
 mod math;
 mod memory;
 mod ops;
+pub mod shape;
 mod warp;
 
 use crate::abi::{self, offsets};
@@ -24,6 +25,8 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use memory::{AddressFacts, KnownAddress};
+use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{Block, FuncId, Function, Inst, Op, Operand, Place, Stmt, Type, VerifiedModule};
 
 /// Lowers every function; returns the kernels' entry names.
@@ -113,6 +116,10 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     pub mask: ExecMask<'ctx>,
     /// Private arrays: base of 32 lane-major copies, the size of one, the stride.
     pub privates: Vec<(PointerValue<'ctx>, u64, u64)>,
+    /// Lane shapes for any workgroup, and for workgroups whose warps each
+    /// lie in one row.
+    shapes: FunctionShapes,
+    row_shapes: FunctionShapes,
     entry_block: BasicBlock<'ctx>,
 }
 
@@ -170,6 +177,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             results,
             mask,
             privates: Vec::new(),
+            shapes: FunctionShapes::analyse(module, f, IdLayout::Any),
+            row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             entry_block,
         };
         fl.lower_privates()?;
@@ -249,17 +258,29 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 ..
             } => {
                 let c = self.operand(cond)?;
-                let then_mask = self.mask.push_cond(e, c)?;
                 if else_body.stmts.is_empty() && only_mask_changes(then_body) {
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
+                    self.mask.push_cond(e, c)?;
                     self.block(then_body)?;
                     self.mask.pop_cond();
                     return Ok(());
                 }
+                let taken = if self.shapes.condition(s) == Some(LaneShape::Uniform) {
+                    // All active lanes agree on `c`: the then side, if
+                    // taken, has all of them, so its mask is the current
+                    // one, not a new value.
+                    let outer = self.mask.current(e)?;
+                    let taken = e.any(e.b.build_and(outer, c, "")?)?;
+                    self.mask.push_mask(outer);
+                    taken
+                } else {
+                    let then_mask = self.mask.push_cond(e, c)?;
+                    e.any(then_mask)?
+                };
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
-                e.b.build_conditional_branch(e.any(then_mask)?, then_bb, else_test)?;
+                e.b.build_conditional_branch(taken, then_bb, else_test)?;
                 e.b.position_at_end(then_bb);
                 self.block(then_body)?;
                 e.b.build_unconditional_branch(else_test)?;
@@ -460,6 +481,28 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 e.splat(scalar)
             }
             Operand::Const(c) => Ok(e.splat_const(c.ty, c.bits)),
+        }
+    }
+
+    /// What the lane-shape analysis knows about the address of `i`, a
+    /// load or store of `access_bytes` per lane whose address has type
+    /// `addr_ty`: one address, or consecutive accesses.
+    pub fn address_facts(&self, i: &Inst, access_bytes: u32, addr_ty: Type) -> AddressFacts {
+        let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
+        let known = |shapes: &FunctionShapes| match shapes.address(i) {
+            Some(OperandShape {
+                lanes: LaneShape::Uniform,
+                every_lane,
+            }) => KnownAddress::Same { every_lane },
+            Some(OperandShape {
+                lanes: LaneShape::Affine { stride },
+                every_lane,
+            }) if stride == consecutive => KnownAddress::Consecutive { every_lane },
+            _ => KnownAddress::Unknown,
+        };
+        AddressFacts {
+            always: known(&self.shapes),
+            in_one_row: known(&self.row_shapes),
         }
     }
 

@@ -233,6 +233,17 @@ impl<R: RngLike> FnGen<'_, R> {
                 let addr = self.binary(BinaryOp::And, Type::I32, x, c32(mask));
                 self.maybe_wide(addr)
             }
+            3 if oob => {
+                // Consecutive accesses from a lane-linear index (one block
+                // per warp), starting anywhere up to past the end.
+                let b = *pick(self.rng, &[Builtin::LaneId, Builtin::LocalIndex]);
+                let index = Operand::Value(self.value(Op::Builtin(b), Type::I32, vec![]));
+                let bytes = format.bytes().max(1);
+                let scaled = self.binary(BinaryOp::Mul, Type::I32, index, c32(bytes));
+                let start = self.rng.below(u64::from(size) + 64) as u32;
+                let addr = self.binary(BinaryOp::Add, Type::I32, scaled, c32(start));
+                self.maybe_wide(addr)
+            }
             _ => {
                 // In bounds: a lane-varying multiple of the access size.
                 let bytes = format.bytes().max(1);

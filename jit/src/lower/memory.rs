@@ -4,6 +4,9 @@
 //! masked-off lanes offset 0 so no inactive or out-of-bounds lane touches
 //! memory. Lanes move through masked gathers and scatters; a scatter stores
 //! in ascending lane order, so the highest lane wins on equal addresses.
+//! Loads and stores whose address shape the lane-shape analysis knows (one
+//! address, consecutive accesses) take the paths of [`known`] first; the
+//! others test the shape at run time ([`address_shape`]).
 
 use super::convert::{f16_to_f32, to_f16};
 use super::ops::{canonical_nan, to_bits};
@@ -15,6 +18,9 @@ use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
+
+mod known;
+pub use known::{AddressFacts, KnownAddress};
 
 type V<'ctx> = VectorValue<'ctx>;
 
@@ -733,19 +739,23 @@ fn shaped_load<'ctx>(
     Ok(out)
 }
 
+/// `load.FMT`: by the address shape the lane-shape analysis found
+/// (`facts`), else by the shape tested at run time.
 pub fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
     format: MemFormat,
     addr: V<'ctx>,
     addr_ty: Type,
+    facts: AddressFacts,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let m = fl.mask.current(e)?;
     let raws = if matches!(mem, MemRef::Private(_)) {
         lanes_load(fl, mem, format, addr, addr_ty, m)?
     } else {
-        shaped_load(fl, mem, format, addr, addr_ty, m)?
+        let dynamic = || shaped_load(fl, mem, format, addr, addr_ty, m);
+        known::load(fl, mem, format, addr, addr_ty, m, facts, &dynamic)?
     };
     let mut out = Vec::new();
     for raw in raws {
@@ -765,6 +775,8 @@ pub fn load<'ctx>(
     Ok(out)
 }
 
+/// `store.FMT`: by the address shape the lane-shape analysis found
+/// (`facts`), else by the shape tested at run time.
 pub fn store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -772,12 +784,12 @@ pub fn store<'ctx>(
     addr: V<'ctx>,
     addr_ty: Type,
     values: &[(V<'ctx>, Type)],
+    facts: AddressFacts,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let b = &e.b;
     let m = mask_without_helpers(fl)?;
     let vt = elem_vec(fl, format.elem);
-    let align = elem_align(fl, format.elem);
     let mut raws = Vec::new();
     for (v, ty) in values {
         let bits = if format.elem == NumFormat::F16 && *ty == Type::F32 {
@@ -795,30 +807,66 @@ pub fn store<'ctx>(
             bits
         });
     }
-    let single = format.count == 1 && !matches!(mem, MemRef::Private(_));
+    if matches!(mem, MemRef::Private(_)) {
+        return lanes_store(fl, mem, format, addr, addr_ty, m, &raws);
+    }
+    let dynamic = || shaped_store(fl, mem, format, addr, addr_ty, m, &raws);
+    known::store(fl, mem, format, addr, addr_ty, m, &raws, facts, &dynamic)
+}
+
+/// A store whose address shape is tested at run time: one run of
+/// consecutive elements inside the memory is one masked vector store with
+/// no per-lane offsets (single components), else [`lanes_store`].
+fn shaped_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    if format.count != 1 {
+        return lanes_store(fl, mem, format, addr, addr_ty, m, raws);
+    }
+    let align = elem_align(fl, format.elem);
     let done = e.cx.append_basic_block(fl.func, "store.done");
-    if single {
-        // One run of consecutive elements inside the memory: one masked
-        // vector store, no per-lane offsets.
-        let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
-        let run_bb = e.cx.append_basic_block(fl.func, "store.run");
-        let lanes_bb = e.cx.append_basic_block(fl.func, "store.lanes");
-        b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
-        b.position_at_end(run_bb);
-        masked_store(fl, raws[0], shape.run_start, align, m)?;
-        b.build_unconditional_branch(done)?;
-        b.position_at_end(lanes_bb);
-    }
-    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
-    for (i, raw) in raws.into_iter().enumerate() {
-        if format.count == 1 && a.lane_stride == 0 {
-            contiguous_or_scatter(fl, &a, format.elem.bytes(), raw, align)?;
-        } else {
-            let offset = i as u64 * u64::from(format.elem.bytes());
-            scatter(fl, &a, offset, raw, align)?;
-        }
-    }
+    let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
+    let run_bb = e.cx.append_basic_block(fl.func, "store.run");
+    let lanes_bb = e.cx.append_basic_block(fl.func, "store.lanes");
+    b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
+    b.position_at_end(run_bb);
+    masked_store(fl, raws[0], shape.run_start, align, m)?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(lanes_bb);
+    lanes_store(fl, mem, format, addr, addr_ty, m, raws)?;
     b.build_unconditional_branch(done)?;
     b.position_at_end(done);
+    Ok(())
+}
+
+/// The raw components of a store, lane by lane: a masked vector store when
+/// the lanes' elements are consecutive (single components), else scatters.
+fn lanes_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+) -> Result<(), JitError> {
+    let align = elem_align(fl, format.elem);
+    let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
+    for (i, raw) in raws.iter().enumerate() {
+        if format.count == 1 && a.lane_stride == 0 {
+            contiguous_or_scatter(fl, &a, format.elem.bytes(), *raw, align)?;
+        } else {
+            let offset = i as u64 * u64::from(format.elem.bytes());
+            scatter(fl, &a, offset, *raw, align)?;
+        }
+    }
     Ok(())
 }

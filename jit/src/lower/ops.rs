@@ -162,21 +162,18 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             ty0.unwrap_or(Type::I32),
         )?),
         Op::Load { mem, format } => {
-            memory::load(fl, *mem, *format, arg(0)?, ty0.unwrap_or(Type::I32))
+            let addr_ty = ty0.unwrap_or(Type::I32);
+            let facts = fl.address_facts(i, format.bytes(), addr_ty);
+            memory::load(fl, *mem, *format, arg(0)?, addr_ty, facts)
         }
         Op::Store { mem, format } => {
             let mut values = Vec::new();
             for n in 1..i.args.len() {
                 values.push((arg(n)?, fl.operand_type(&i.args[n])));
             }
-            memory::store(
-                fl,
-                *mem,
-                *format,
-                arg(0)?,
-                ty0.unwrap_or(Type::I32),
-                &values,
-            )?;
+            let addr_ty = ty0.unwrap_or(Type::I32);
+            let facts = fl.address_facts(i, format.bytes(), addr_ty);
+            memory::store(fl, *mem, *format, arg(0)?, addr_ty, &values, facts)?;
             Ok(vec![])
         }
         // Calls and barriers are statements of the function lowering.

@@ -1,0 +1,530 @@
+//! Loads and stores whose address shape the lane-shape analysis
+//! (`lower/shape.rs`) knows, so the run-time shape tests of
+//! [`super::address_shape`] are not needed:
+//!
+//! - one address for all active lanes: a load is checked and done once in
+//!   scalar code and broadcast; a store writes the highest active lane's
+//!   value once (what ascending lane order leaves in memory);
+//! - lane `l` at `base + l * access size`: one run of consecutive accesses,
+//!   a masked vector load or store (for x2/x4 formats, of the whole block,
+//!   split into or built from components with shuffles) after checking
+//!   only that the run from the first to the last active lane does not wrap
+//!   and ends inside the memory; otherwise the per-lane path, which counts
+//!   and reports faults as always.
+//!
+//! Faults are the same as on the per-lane path: with one address all active
+//! lanes are out of bounds or none, and a run that is inside the memory has
+//! no out-of-bounds lane.
+
+use super::{
+    elem_align, elem_vec, inside_memory, lane_at, lanes_load, lanes_store, masked_load,
+    masked_store, record_faults, run_start, span, End, V,
+};
+use crate::abi::{self, offsets};
+use crate::emit::LANES;
+use crate::lower::FnLowering;
+use crate::JitError;
+use inkwell::types::VectorType;
+use inkwell::values::IntValue;
+use inkwell::IntPredicate;
+use warpjit_ir::{MemFormat, MemRef, Type};
+
+/// What the lane-shape analysis says about an access's address.
+///
+/// `every_lane`: the shape holds in lane 0 too, active or not, so lane 0
+/// (a constant index) stands for the first active lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnownAddress {
+    /// All active lanes give one address.
+    Same { every_lane: bool },
+    /// Lane `l` gives `base + l * access size`.
+    Consecutive { every_lane: bool },
+    /// Nothing: the shape is tested at run time.
+    Unknown,
+}
+
+/// The address shape of one access for any workgroup, and for workgroups in
+/// which each warp lies in one row (`IdLayout::WarpInOneRow`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddressFacts {
+    pub always: KnownAddress,
+    pub in_one_row: KnownAddress,
+}
+
+impl AddressFacts {
+    /// The shape to use, and whether it needs the launch's warps to lie in
+    /// rows (a run-time test) because only that layout makes it known.
+    fn plan(self) -> (KnownAddress, bool) {
+        if self.always == KnownAddress::Unknown && self.in_one_row != KnownAddress::Unknown {
+            (self.in_one_row, true)
+        } else {
+            (self.always, false)
+        }
+    }
+}
+
+/// Whether each warp of the launch lies in one row of its workgroup: the x
+/// size is a multiple of 32 or the workgroup is one-dimensional. Scalar
+/// loads LLVM can hoist, and one test.
+fn warp_in_one_row<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let size = |d: u64| -> Result<IntValue<'ctx>, JitError> {
+        Ok(
+            e.load_invariant(fl.ctxp, offsets::WORKGROUP_SIZE + 4 * d, e.i32().into(), 4)?
+                .into_int_value(),
+        )
+    };
+    let (sx, sy, sz) = (size(0)?, size(1)?, size(2)?);
+    let rest = b.build_and(sx, e.i32().const_int(31, false), "")?;
+    let whole = b.build_int_compare(IntPredicate::EQ, rest, e.i32().const_zero(), "")?;
+    let one = e.i32().const_int(1, false);
+    let flat_y = b.build_int_compare(IntPredicate::EQ, sy, one, "")?;
+    let flat_z = b.build_int_compare(IntPredicate::EQ, sz, one, "")?;
+    let flat = b.build_and(flat_y, flat_z, "")?;
+    Ok(b.build_or(whole, flat, "")?)
+}
+
+type Components<'ctx> = Result<Vec<V<'ctx>>, JitError>;
+
+/// `then()` where `cond` holds, else `otherwise()`: the components joined.
+fn choose<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+    vt: VectorType<'ctx>,
+    then: &dyn Fn() -> Components<'ctx>,
+    otherwise: &dyn Fn() -> Components<'ctx>,
+) -> Components<'ctx> {
+    let e = fl.e;
+    let b = &e.b;
+    let then_bb = e.cx.append_basic_block(fl.func, "load.known");
+    let else_bb = e.cx.append_basic_block(fl.func, "load.other");
+    let join = e.cx.append_basic_block(fl.func, "load.joined");
+    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    b.position_at_end(then_bb);
+    let a = then()?;
+    let a_end = e.current_block()?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(else_bb);
+    let c = otherwise()?;
+    let c_end = e.current_block()?;
+    b.build_unconditional_branch(join)?;
+    b.position_at_end(join);
+    let mut out = Vec::new();
+    for (x, y) in a.iter().zip(&c) {
+        let phi = b.build_phi(vt, "")?;
+        phi.add_incoming(&[(x, a_end), (y, c_end)]);
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
+/// `then()` where `cond` holds, else `otherwise()`, for stores.
+fn choose_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    cond: IntValue<'ctx>,
+    then: &dyn Fn() -> Result<(), JitError>,
+    otherwise: &dyn Fn() -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let then_bb = e.cx.append_basic_block(fl.func, "store.known");
+    let else_bb = e.cx.append_basic_block(fl.func, "store.other");
+    let done = e.cx.append_basic_block(fl.func, "store.joined");
+    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    b.position_at_end(then_bb);
+    then()?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(else_bb);
+    otherwise()?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
+    Ok(())
+}
+
+/// A load's raw components by what is known of its address; `dynamic` is
+/// the run-time-tested load for an unknown shape. A shape known only for
+/// launches whose warps lie in rows is used behind that test, with
+/// `dynamic` for other launches (and for runs that are not inside the
+/// memory: one copy of the slow path).
+#[allow(clippy::too_many_arguments)]
+pub fn load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+    facts: AddressFacts,
+    dynamic: &dyn Fn() -> Components<'ctx>,
+) -> Components<'ctx> {
+    let (known, needs_rows) = facts.plan();
+    let rows = if needs_rows {
+        Some(warp_in_one_row(fl)?)
+    } else {
+        None
+    };
+    let vt = elem_vec(fl, format.elem);
+    match known {
+        KnownAddress::Unknown => dynamic(),
+        KnownAddress::Same { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let same = || same_address_load(fl, mem, format, lanes, m);
+            match rows {
+                None => same(),
+                Some(rows) => choose(fl, rows, vt, &same, dynamic),
+            }
+        }
+        KnownAddress::Consecutive { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
+            let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
+            let (take, slow): (_, &dyn Fn() -> Components<'ctx>) = match rows {
+                None => (run.inside, &per_lane),
+                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            };
+            let fast = || run_load(fl, format, &run, m);
+            choose(fl, take, vt, &fast, slow)
+        }
+    }
+}
+
+/// A store of raw components by what is known of its address; `dynamic` is
+/// the run-time-tested store for an unknown shape (as for [`load`]).
+#[allow(clippy::too_many_arguments)]
+pub fn store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+    facts: AddressFacts,
+    dynamic: &dyn Fn() -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let (known, needs_rows) = facts.plan();
+    let rows = if needs_rows {
+        Some(warp_in_one_row(fl)?)
+    } else {
+        None
+    };
+    match known {
+        KnownAddress::Unknown => dynamic(),
+        KnownAddress::Same { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let same = || same_address_store(fl, mem, format, lanes, m, raws);
+            match rows {
+                None => same(),
+                Some(rows) => choose_store(fl, rows, &same, dynamic),
+            }
+        }
+        KnownAddress::Consecutive { every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
+            let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
+            let (take, slow): (_, &dyn Fn() -> Result<(), JitError>) = match rows {
+                None => (run.inside, &per_lane),
+                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            };
+            let fast = || run_store(fl, format, &run, m, raws);
+            choose_store(fl, take, &fast, slow)
+        }
+    }
+}
+
+/// The addresses of an access whose shape is known.
+#[derive(Clone, Copy)]
+struct Lanes<'ctx> {
+    addr: V<'ctx>,
+    ty: Type,
+    /// The shape holds in lane 0 too, active or not.
+    every_lane: bool,
+}
+
+impl<'ctx> Lanes<'ctx> {
+    fn new(addr: V<'ctx>, ty: Type, every_lane: bool) -> Lanes<'ctx> {
+        Lanes {
+            addr,
+            ty,
+            every_lane,
+        }
+    }
+
+    /// A lane whose address has the access's shape (lane 0 when every
+    /// lane has it: a constant index, no spill; else `first`, the first
+    /// active lane) and that address, zero-extended to 64 bits.
+    fn reference(
+        &self,
+        fl: &FnLowering<'ctx, '_>,
+        first: IntValue<'ctx>,
+    ) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+        let e = fl.e;
+        let lane = if self.every_lane {
+            e.i32().const_zero()
+        } else {
+            first
+        };
+        let at =
+            e.b.build_extract_element(self.addr, lane, "")?
+                .into_int_value();
+        let at = if self.ty == Type::I64 {
+            at
+        } else {
+            e.b.build_int_z_extend(at, e.i64(), "")?
+        };
+        Ok((lane, at))
+    }
+}
+
+/// One address for all active lanes: a scalar load of each component at
+/// the first active lane's address (checked once) broadcast to the active
+/// lanes, 0 elsewhere. Out of bounds, every active lane faults and reads 0.
+/// With no active lane nothing is recorded (the fault bit set is empty).
+fn same_address_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    lanes: Lanes<'ctx>,
+    m: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = elem_vec(fl, format.elem);
+    let bits = e.mask_to_bits(m)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let (_, at) = lanes.reference(fl, first)?;
+    let span = span(fl, mem)?;
+    let size = u64::from(format.bytes());
+    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
+    let inside = inside_memory(fl, span.len, size, aligned)?;
+    let inside_bb = e.cx.append_basic_block(fl.func, "load.same.inside");
+    let outside_bb = e.cx.append_basic_block(fl.func, "load.same.outside");
+    let join = e.cx.append_basic_block(fl.func, "load.same.done");
+    b.build_conditional_branch(inside, inside_bb, outside_bb)?;
+
+    b.position_at_end(outside_bb);
+    record_faults(fl, bits, e.splat(at.into())?, abi::FAULT_LOAD, &span)?;
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(inside_bb);
+    let elem_bytes = u64::from(format.elem.bytes());
+    let mut loaded = Vec::new();
+    for i in 0..u64::from(format.count) {
+        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): checked above, the component is in bounds.
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
+        let x = e.load_aligned(vt.get_element_type(), ptr, format.elem.bytes())?;
+        let splat = e.splat(x)?;
+        loaded.push(
+            b.build_select(m, splat, vt.const_zero(), "")?
+                .into_vector_value(),
+        );
+    }
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let zero = vt.const_zero();
+    let mut out = Vec::new();
+    for v in &loaded {
+        let phi = b.build_phi(vt, "")?;
+        phi.add_incoming(&[(v, inside_bb), (&zero, outside_bb)]);
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
+/// One address for all storing lanes: the highest one's components are
+/// what storing in ascending lane order leaves, written once.
+fn same_address_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    lanes: Lanes<'ctx>,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(m)?;
+    let last = lane_at(fl, bits, End::Highest)?;
+    let (_, at) = lanes.reference(fl, last)?;
+    let span = span(fl, mem)?;
+    let size = u64::from(format.bytes());
+    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
+    let inside = inside_memory(fl, span.len, size, aligned)?;
+    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let write = b.build_and(inside, some, "")?;
+    let write_bb = e.cx.append_basic_block(fl.func, "store.same.inside");
+    let outside_bb = e.cx.append_basic_block(fl.func, "store.same.outside");
+    let done = e.cx.append_basic_block(fl.func, "store.same.done");
+    b.build_conditional_branch(write, write_bb, outside_bb)?;
+
+    b.position_at_end(outside_bb);
+    // No lane, or all out of bounds: recording an empty bit set is a no-op.
+    record_faults(fl, bits, e.splat(at.into())?, abi::FAULT_STORE, &span)?;
+    b.build_unconditional_branch(done)?;
+
+    b.position_at_end(write_bb);
+    let elem_bytes = u64::from(format.elem.bytes());
+    for (i, raw) in raws.iter().enumerate() {
+        let off = b.build_int_add(aligned, e.i64().const_int(i as u64 * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): checked above, the component is in bounds.
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
+        let x = b.build_extract_element(*raw, last, "")?;
+        e.store_aligned(ptr, x, format.elem.bytes())?;
+    }
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
+    Ok(())
+}
+
+/// Where the run of an affine access is, from its first and last active
+/// lanes: whether it is whole (it does not wrap, and its last access ends
+/// inside the memory) and where lane 0's access would start.
+struct Run<'ctx> {
+    inside: IntValue<'ctx>,
+    start: inkwell::values::PointerValue<'ctx>,
+}
+
+fn consecutive_run<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    lanes: Lanes<'ctx>,
+    m: V<'ctx>,
+) -> Result<Run<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(m)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let last = lane_at(fl, bits, End::Highest)?;
+    let (reference, at_ref) = lanes.reference(fl, first)?;
+    // Lane `l`'s address is `at_ref + (l - reference) * size` modulo the
+    // address width (the reference lane is at or below the first active
+    // lane): the run does not wrap when that sum, taken in 64 bits, fits
+    // the width at the last active lane. Rounding down to the access size
+    // keeps the accesses consecutive.
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let lane_offset = |lane: IntValue<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        let n = b.build_int_sub(lane, reference, "")?;
+        let n = b.build_int_z_extend(n, e.i64(), "")?;
+        Ok(b.build_int_add(at_ref, b.build_int_mul(n, size64, "")?, "")?)
+    };
+    let at_first = lane_offset(first)?;
+    let at_last = lane_offset(last)?;
+    let no_wrap = if lanes.ty == Type::I64 {
+        b.build_int_compare(IntPredicate::UGE, at_last, at_ref, "")?
+    } else {
+        let top = e.i64().const_int(u64::from(u32::MAX), false);
+        b.build_int_compare(IntPredicate::ULE, at_last, top, "")?
+    };
+    let round = e.i64().const_int(!(u64::from(size) - 1), false);
+    let first_aligned = b.build_and(at_first, round, "")?;
+    let last_aligned = b.build_and(at_last, round, "")?;
+    let span = span(fl, mem)?;
+    let ends_inside = inside_memory(fl, span.len, u64::from(size), last_aligned)?;
+    let inside = b.build_and(no_wrap, ends_inside, "")?;
+    let (_, start) = run_start(fl, span.base, first, first_aligned, size)?;
+    Ok(Run { inside, start })
+}
+
+/// `<32 * count x i1>`: each lane's bit repeated for its components.
+fn component_mask<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    m: V<'ctx>,
+    count: u32,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let idx: Vec<_> = (0..LANES * count)
+        .map(|j| e.i32().const_int(u64::from(j / count), false))
+        .collect();
+    Ok(e.b.build_shuffle_vector(
+        m,
+        m.get_type().get_poison(),
+        VectorType::const_vector(&idx),
+        "",
+    )?)
+}
+
+/// The components of a run that is inside the memory: one masked vector
+/// load of the block, the components split out with shuffles.
+fn run_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
+    run: &Run<'ctx>,
+    m: V<'ctx>,
+) -> Components<'ctx> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = elem_vec(fl, format.elem);
+    let align = elem_align(fl, format.elem);
+    let count = u32::from(format.count);
+    if count == 1 {
+        return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
+    }
+    let block_t = vt
+        .get_element_type()
+        .into_int_type()
+        .vec_type(LANES * count);
+    let block = masked_load(fl, block_t, run.start, align, component_mask(fl, m, count)?)?;
+    (0..count)
+        .map(|c| {
+            let idx: Vec<_> = (0..LANES)
+                .map(|l| e.i32().const_int(u64::from(l * count + c), false))
+                .collect();
+            Ok(b.build_shuffle_vector(
+                block,
+                block_t.get_poison(),
+                VectorType::const_vector(&idx),
+                "",
+            )?)
+        })
+        .collect()
+}
+
+/// The components of a run that is inside the memory: one masked vector
+/// store of the block, built from the components with shuffles.
+fn run_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
+    run: &Run<'ctx>,
+    m: V<'ctx>,
+    raws: &[V<'ctx>],
+) -> Result<(), JitError> {
+    let align = elem_align(fl, format.elem);
+    let count = u32::from(format.count);
+    if count == 1 {
+        return masked_store(fl, raws[0], run.start, align, m);
+    }
+    let block = interleave(fl, raws)?;
+    masked_store(fl, block, run.start, align, component_mask(fl, m, count)?)
+}
+
+/// The components of 32 lanes as one block, lane by lane:
+/// element `l * count + c` is component `c` of lane `l`.
+fn interleave<'ctx>(fl: &FnLowering<'ctx, '_>, raws: &[V<'ctx>]) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let consts = |range: std::ops::Range<u32>, f: &dyn Fn(u32) -> u32| {
+        let idx: Vec<_> = range
+            .map(|j| e.i32().const_int(u64::from(f(j)), false))
+            .collect();
+        VectorType::const_vector(&idx)
+    };
+    // Concatenate the components (pairs first), then pick lane by lane.
+    let mut parts = raws.to_vec();
+    while parts.len() > 1 {
+        let mut next = Vec::new();
+        for pair in parts.chunks(2) {
+            let (a, c) = (pair[0], pair[1]);
+            let n = a.get_type().get_size() * 2;
+            next.push(b.build_shuffle_vector(a, c, consts(0..n, &|j| j), "")?);
+        }
+        parts = next;
+    }
+    let all = parts[0];
+    let count = raws.len() as u32;
+    let picks = consts(0..LANES * count, &|j| (j % count) * LANES + j / count);
+    Ok(b.build_shuffle_vector(all, all.get_type().get_poison(), picks, "")?)
+}

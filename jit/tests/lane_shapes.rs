@@ -1,0 +1,443 @@
+//! The lane-shape analysis (`warpjit_jit::shape`): its classification of
+//! small programs, and the loads and stores it makes static (one address,
+//! consecutive runs of x1/x2/x4 elements) against the interpreter on every
+//! target: partial warps, first or last active lane out of bounds, runs
+//! that wrap around the 32-bit address space, unaligned bases, workgroups
+//! whose warps do not lie in one row (2-D with an x size that is not a
+//! multiple of 32), and variables made varying by divergent control flow.
+
+use warpjit_ir::interp::{self, LaunchConfig};
+use warpjit_ir::{Function, VerifiedModule};
+use warpjit_jit::shape::{FunctionShapes, IdLayout, LaneShape};
+use warpjit_jit::{compile, launch, JitOptions, Target};
+
+fn module(text: &str) -> VerifiedModule {
+    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
+    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
+}
+
+/// The shape of value `%name` of `@main` under `layout`.
+fn shape_of(m: &VerifiedModule, layout: IdLayout, name: &str) -> LaneShape {
+    let f: &Function = m.function(m.find_function("main").expect("@main"));
+    let shapes = FunctionShapes::analyse(m, f, layout);
+    let v = f
+        .values
+        .iter()
+        .position(|d| d.name == name)
+        .unwrap_or_else(|| panic!("no value %{name}"));
+    shapes.value(warpjit_ir::ValueId(v as u32))
+}
+
+const UNIFORM: LaneShape = LaneShape::Uniform;
+const VARYING: LaneShape = LaneShape::Varying;
+fn affine(stride: u64) -> LaneShape {
+    LaneShape::Affine { stride }
+}
+
+#[test]
+fn ids_and_arithmetic_have_the_expected_shapes() {
+    let m = module(
+        "
+param %n: i32
+buffer @b[0]: u32
+shared @s[64]
+kernel @main workgroup(64) {
+  %gx = global_id.x
+  %gy = global_id.y
+  %li = local_index
+  %lane = lane_id
+  %wg = workgroup_id.x
+  %a4 = shl %gx, 2
+  %a16 = mul %li, 16
+  %back = sub %n, %li
+  %neg = neg %lane
+  %sum = add %li, %lane
+  %twice = add %a4, %wg
+  %sq = mul %li, %li
+  %masked = and %li, 7
+  %u = load.u32 @b, %n
+  %v = load.u32 @b, %a4
+  %c = cmp.lt.u %li, %n
+  %cu = cmp.lt.u %wg, %n
+  %pick = select %cu, %a4, %twice
+  %mixed = select %cu, %a4, %n
+  %sh = load.u32 @s, %wg
+}
+",
+    );
+    let any = |name: &str| shape_of(&m, IdLayout::Any, name);
+    let rows = |name: &str| shape_of(&m, IdLayout::WarpInOneRow, name);
+    assert_eq!(any("gx"), VARYING);
+    assert_eq!(rows("gx"), affine(1));
+    assert_eq!(any("gy"), VARYING);
+    assert_eq!(rows("gy"), UNIFORM);
+    assert_eq!(any("li"), affine(1));
+    assert_eq!(any("lane"), affine(1));
+    assert_eq!(any("wg"), UNIFORM);
+    assert_eq!(rows("a4"), affine(4));
+    assert_eq!(any("a16"), affine(16));
+    assert_eq!(any("back"), affine(u64::from(u32::MAX)));
+    assert_eq!(any("neg"), affine(u64::from(u32::MAX)));
+    assert_eq!(any("sum"), affine(2));
+    assert_eq!(rows("twice"), affine(4));
+    assert_eq!(any("sq"), VARYING);
+    assert_eq!(any("masked"), VARYING);
+    assert_eq!(any("u"), UNIFORM);
+    assert_eq!(rows("v"), VARYING);
+    assert_eq!(any("c"), VARYING);
+    assert_eq!(any("cu"), UNIFORM);
+    assert_eq!(rows("pick"), affine(4));
+    assert_eq!(rows("mixed"), VARYING);
+    assert_eq!(any("sh"), UNIFORM);
+}
+
+#[test]
+fn variables_follow_control_flow() {
+    let m = module(
+        "
+param %n: i32
+buffer @b[0]: u32
+kernel @main workgroup(64) {
+  var $j: i32
+  var $k: i32
+  var $d: i32
+  var $e: i32
+  var $p: i32
+  %li = local_index
+  %odd = and %li, 1
+  %c = cmp.eq %odd, 1
+  %wg = workgroup_id.x
+  %cu = cmp.lt.u %wg, %n
+  $p = shl %li, 2
+  if %cu {
+    $k = mov 3
+  }
+  if %c {
+    $d = mov 5
+  }
+  loop {
+    %done = cmp.ge.u $j, %n
+    if %done {
+      break
+    }
+    %at_j = shl $j, 4
+    %w0, %w1, %w2, %w3 = load.f32x4 @b, %at_j
+    %at_p = add $p, 0
+    $j = add $j, 1
+  }
+  loop {
+    %stop = cmp.ge.u $e, %li
+    if %stop {
+      break
+    }
+    $e = add $e, 1
+  }
+  %j_after = add $j, 0
+  %k_after = add $k, 0
+  %d_after = add $d, 0
+  %e_after = add $e, 0
+}
+",
+    );
+    let any = |name: &str| shape_of(&m, IdLayout::Any, name);
+    // A uniform loop counter, and a uniform load from its address.
+    assert_eq!(any("at_j"), UNIFORM);
+    assert_eq!(any("w3"), UNIFORM);
+    assert_eq!(any("j_after"), UNIFORM);
+    // An affine variable assigned before the loop stays affine in it.
+    assert_eq!(any("at_p"), affine(4));
+    // Assigned under a uniform condition: uniform.
+    assert_eq!(any("k_after"), UNIFORM);
+    // Assigned under a varying condition: varying after the if.
+    assert_eq!(any("d_after"), VARYING);
+    // Assigned in a loop that lanes leave at different iterations.
+    assert_eq!(any("e_after"), VARYING);
+}
+
+#[test]
+fn divergent_continue_makes_loop_variables_varying() {
+    let m = module(
+        "
+param %n: i32
+kernel @main workgroup(64) {
+  var $i: i32
+  var $x: i32
+  %li = local_index
+  loop {
+    %top = add $x, 0
+    %done = cmp.ge.u $i, %n
+    if %done {
+      break
+    }
+    $i = add $i, 1
+    %low = cmp.lt.u %li, $i
+    if %low {
+      continue
+    }
+    $x = add $x, 1
+  }
+}
+",
+    );
+    let any = |name: &str| shape_of(&m, IdLayout::Any, name);
+    assert_eq!(any("top"), VARYING);
+    assert_eq!(any("done"), VARYING);
+}
+
+/// Runs `@main` on the interpreter and on the JIT at every target (compiled
+/// once) for each workgroup shape and parameter set; memory and fault
+/// reports must be the same.
+fn same_as_interpreter(
+    text: &str,
+    shapes: &[([u32; 3], [u32; 3])],
+    param_sets: &[Vec<u64>],
+    buffers: &[Vec<u8>],
+) {
+    let m = module(text);
+    let kernel = m.find_function("main").expect("@main");
+    for target in [Target::Native, Target::Avx2, Target::Sse42] {
+        let options = JitOptions {
+            opt_level: 2,
+            target,
+        };
+        let compiled = compile(&m, &options).expect("compiles");
+        for (grid, workgroup) in shapes {
+            let mut cfg = LaunchConfig::new(*grid, *workgroup);
+            cfg.sm_count = 2;
+            for params in param_sets {
+                let mut expected = buffers.to_vec();
+                let want =
+                    interp::launch(&m, kernel, &cfg, params, &mut expected).expect("interpreter");
+                let mut memory = buffers.to_vec();
+                let got = launch(&compiled, &m, kernel, &cfg, params, &mut memory).expect("runs");
+                let at = format!("{target:?} workgroup {workgroup:?} params {params:?}");
+                assert!(memory == expected, "{at}: memory differs\n{text}");
+                assert_eq!(got.faults, want.faults, "{at}: faults");
+            }
+        }
+    }
+}
+
+/// A byte pattern that is different at every position.
+fn pattern(len: usize, salt: u32) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_mul(2654435761).wrapping_add(salt) >> 13) as u8)
+        .collect()
+}
+
+/// Consecutive x1, x2 and x4 accesses by `global_id.x` and `local_index`,
+/// from a base that may be unaligned, may wrap around 2^32 and may put the
+/// first or last active lanes out of bounds; odd workgroups divert some
+/// lanes.
+const CONSECUTIVE: &str = "
+param %base: i32
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @wide[2]: u32
+
+kernel @main workgroup(64) {
+  %g = global_id.x
+  %li = local_index
+  %in = cmp.lt.u %g, %n
+  if %in {
+    %a = shl %g, 2
+    %at = add %a, %base
+    %v = load.u32 @src, %at
+    %a8 = shl %g, 3
+    %at8 = add %a8, %base
+    %p0, %p1 = load.u32x2 @src, %at8
+    %a16 = mul %g, 16
+    %at16 = add %a16, %base
+    %q0, %q1, %q2, %q3 = load.f32x4 @src, %at16
+    %h = load.u16 @src, %a
+    %x = xor %v, %p1
+    %y = add %x, %h
+    store.u32 @dst, %at, %y
+    %qb = bitcast.i32 %q2
+    %z = add %qb, %p0
+    store.u32x2 @dst, %at8, %z, %v
+    store.f32x4 @wide, %at16, %q3, %q0, %q1, %q2
+    %l4 = shl %li, 2
+    %s = load.u32 @src, %l4
+    %o = add %l4, 1024
+    store.u32 @dst, %o, %s
+  }
+}
+";
+
+#[test]
+fn consecutive_accesses_match_the_interpreter() {
+    let shapes = [
+        ([2, 1, 1], [64, 1, 1]),
+        // 1-D, a partial last warp: local ids are still consecutive.
+        ([3, 1, 1], [40, 1, 1]),
+        // Whole rows of 32.
+        ([1, 2, 1], [32, 2, 1]),
+        // 2-D with rows of 40: warps cross rows, ids are not affine.
+        ([1, 1, 1], [40, 3, 1]),
+        ([2, 1, 1], [8, 4, 2]),
+    ];
+    let buffers = vec![pattern(2048, 3), pattern(2048, 9), pattern(2048, 17)];
+    let params: Vec<Vec<u64>> = [
+        // All inside.
+        (0u64, 64u64),
+        // Unaligned base: rounded down.
+        (2, 64),
+        // The last lanes fall outside (2048 bytes = 512 words).
+        (1900, 128),
+        // Every lane outside.
+        (4096, 128),
+        // Wraps around 2^32: the first lanes outside, the later ones at 0.
+        (0xffff_ffc0, 128),
+        // Few lanes in range: partial masks.
+        (0, 5),
+    ]
+    .iter()
+    .map(|(b, n)| vec![*b, *n])
+    .collect();
+    same_as_interpreter(CONSECUTIVE, &shapes, &params, &buffers);
+}
+
+/// One address for all lanes: x1/x4 loads from a uniform loop counter and
+/// from parameters (i32 and i64 addresses), a store of one address (the
+/// highest lane wins), under a partial warp and a varying condition; then
+/// a variable made varying by a divergent if used as an address.
+const ONE_ADDRESS: &str = "
+param %n: i32
+param %at: i32
+param %far: i64
+buffer @src[0]: u32
+buffer @dst[1]: u32
+shared @tile[256]
+
+kernel @main workgroup(64) {
+  var $j: i32
+  var $acc: i32
+  var $d: i32
+  %li = local_index
+  %l4 = shl %li, 2
+  %mine = load.u32 @src, %l4
+  %t = and %l4, 255
+  store.u32 @tile, %t, %mine
+  barrier
+  loop {
+    %done = cmp.ge.u $j, %n
+    if %done {
+      break
+    }
+    %a = shl $j, 4
+    %w0, %w1, %w2, %w3 = load.u32x4 @tile, %a
+    %v = load.u32 @src, %a
+    %x = xor %w0, %w3
+    %y = add %x, %v
+    %z = add %y, %w1
+    $acc = add $acc, %z
+    $j = add $j, 1
+  }
+  %p = load.u32 @src, %at
+  %q0, %q1 = load.u32x2 @src, %far
+  %r = add %p, %q1
+  %odd = and %li, 1
+  %c = cmp.eq %odd, 1
+  if %c {
+    $d = shl %li, 2
+    store.u32 @dst, %at, %li
+  }
+  %e = load.u32 @src, $d
+  %s0 = add $acc, %r
+  %s = add %s0, %e
+  %o = add %l4, 512
+  store.u32 @dst, %o, %s
+  store.u32x2 @dst, %far, %q0, %li
+}
+";
+
+#[test]
+fn one_address_accesses_match_the_interpreter() {
+    let shapes = [
+        ([2, 1, 1], [64, 1, 1]),
+        ([2, 1, 1], [48, 1, 1]),
+        ([1, 1, 1], [40, 3, 1]),
+    ];
+    let buffers = vec![pattern(1024, 5), pattern(1024, 11)];
+    let params: Vec<Vec<u64>> = [
+        (4u64, 12u64, 40u64),
+        // The tile ends at 256 bytes: j = 16.. reads outside it.
+        (20, 12, 40),
+        // Parameters out of bounds.
+        (3, 1024, 1020),
+        (3, 0xffff_fffc, u64::MAX - 3),
+    ]
+    .iter()
+    .map(|(n, at, far)| vec![*n, *at, *far])
+    .collect();
+    same_as_interpreter(ONE_ADDRESS, &shapes, &params, &buffers);
+}
+
+/// Shapes that must not be taken for consecutive: a stride that is not
+/// the access size, and an address from a variable whose lanes were
+/// assigned at different loop iterations.
+const NOT_CONSECUTIVE: &str = "
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  var $e: i32
+  %li = local_index
+  %a8 = shl %li, 3
+  %v = load.u32 @src, %a8
+  loop {
+    %stop = cmp.ge.u $e, %li
+    if %stop {
+      break
+    }
+    $e = add $e, 4
+  }
+  %w = load.u32 @src, $e
+  %x = add %v, %w
+  %o = shl %li, 2
+  store.u32 @dst, %o, %x
+  store.u32 @dst, $e, %li
+}
+";
+
+#[test]
+fn other_shapes_match_the_interpreter() {
+    let shapes = [([1, 1, 1], [64, 1, 1]), ([1, 1, 1], [40, 1, 1])];
+    let buffers = vec![pattern(1024, 23), pattern(512, 29)];
+    let params: Vec<Vec<u64>> = vec![vec![0], vec![64]];
+    same_as_interpreter(NOT_CONSECUTIVE, &shapes, &params, &buffers);
+}
+
+/// Forty nested loops, each counting a variable and assigning one that
+/// changes shape, set uniform before the loop (so each entry needs a
+/// second pass): the analysis gives up on
+/// the deep ones (their variables varying) instead of iterating every nest
+/// level again for each pass of the levels around it (2^40 passes).
+#[test]
+fn deep_loop_nests_are_analysed_once_per_level_beyond_the_fourth() {
+    let depth = 40;
+    let mut text = String::from("param %n: i32\nkernel @main workgroup(32) {\n");
+    for d in 0..depth {
+        text.push_str(&format!("  var $v{d}: i32\n  var $w{d}: i32\n"));
+    }
+    text.push_str("  %li = local_index\n");
+    for d in 0..depth {
+        text.push_str(&format!(
+            "  $w{d} = mov 0\nloop {{\n  %stop{d} = cmp.ge.u $v{d}, %n\n  if %stop{d} {{\n    break\n  }}\n  $v{d} = add $v{d}, 1\n  %at{d} = shl $v{d}, 2\n  $w{d} = mov %li\n"
+        ));
+    }
+    text.push_str("  %inner = add %n, 1\n");
+    for _ in 0..depth {
+        text.push_str("}\n");
+    }
+    text.push_str("}\n");
+    let m = module(&text);
+    let any = |name: &str| shape_of(&m, IdLayout::Any, name);
+    assert_eq!(any("at0"), UNIFORM);
+    assert_eq!(any("at3"), UNIFORM);
+    assert_eq!(any(&format!("at{}", depth - 1)), VARYING);
+    assert_eq!(any("inner"), UNIFORM);
+}

@@ -7,6 +7,7 @@
 //! the context's entry mask. Variables are zeroed entry-block allocas of
 //! their vector type, assigned with `select(mask, new, old)`.
 
+mod atomic;
 mod convert;
 mod math;
 mod memory;

@@ -410,3 +410,34 @@ fn other_shapes_match_the_interpreter() {
     let params: Vec<Vec<u64>> = vec![vec![0], vec![64]];
     same_as_interpreter(NOT_CONSECUTIVE, &shapes, &params, &buffers);
 }
+
+/// Forty nested loops, each counting a variable and assigning one that
+/// changes shape, set uniform before the loop (so each entry needs a
+/// second pass): the analysis gives up on
+/// the deep ones (their variables varying) instead of iterating every nest
+/// level again for each pass of the levels around it (2^40 passes).
+#[test]
+fn deep_loop_nests_are_analysed_once_per_level_beyond_the_fourth() {
+    let depth = 40;
+    let mut text = String::from("param %n: i32\nkernel @main workgroup(32) {\n");
+    for d in 0..depth {
+        text.push_str(&format!("  var $v{d}: i32\n  var $w{d}: i32\n"));
+    }
+    text.push_str("  %li = local_index\n");
+    for d in 0..depth {
+        text.push_str(&format!(
+            "  $w{d} = mov 0\nloop {{\n  %stop{d} = cmp.ge.u $v{d}, %n\n  if %stop{d} {{\n    break\n  }}\n  $v{d} = add $v{d}, 1\n  %at{d} = shl $v{d}, 2\n  $w{d} = mov %li\n"
+        ));
+    }
+    text.push_str("  %inner = add %n, 1\n");
+    for _ in 0..depth {
+        text.push_str("}\n");
+    }
+    text.push_str("}\n");
+    let m = module(&text);
+    let any = |name: &str| shape_of(&m, IdLayout::Any, name);
+    assert_eq!(any("at0"), UNIFORM);
+    assert_eq!(any("at3"), UNIFORM);
+    assert_eq!(any(&format!("at{}", depth - 1)), VARYING);
+    assert_eq!(any("inner"), UNIFORM);
+}

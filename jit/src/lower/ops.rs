@@ -97,7 +97,7 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             } else {
                 None
             };
-            let old = memory::atomic(
+            let old = super::atomic::atomic(
                 fl,
                 *mem,
                 *op,

@@ -98,6 +98,7 @@ impl FunctionShapes {
             conditions: HashMap::new(),
             loops: Vec::new(),
             divergence: 0,
+            loop_depth: 0,
         };
         // Variables start as zero in every lane.
         let mut vars = vec![LaneShape::Uniform; f.vars.len()];
@@ -194,7 +195,15 @@ struct Analysis<'a> {
     loops: Vec<LoopFrame>,
     /// Enclosing `if`s on varying conditions and `ordered` sections.
     divergence: u32,
+    /// Enclosing loops.
+    loop_depth: u32,
 }
+
+/// Passes over a loop body before its variables are given up as varying.
+const PRECISE_PASSES: u32 = 3;
+/// Loops nested deeper than this are not iterated: their variables are
+/// varying.
+const PRECISE_DEPTH: u32 = 4;
 
 impl Analysis<'_> {
     fn block(&mut self, block: &Block, vars: &mut Vars) {
@@ -257,11 +266,21 @@ impl Analysis<'_> {
     }
 
     /// Iterates the body until the variables at the top of the loop stop
-    /// changing (each can change at most twice).
+    /// changing. Each pass of an outer loop analyses its inner loops again,
+    /// so to keep the cost linear in deep nests, a loop that has not
+    /// settled after [`PRECISE_PASSES`], or is nested deeper than
+    /// [`PRECISE_DEPTH`], gives up: everything it assigns is varying, which
+    /// settles at the next pass.
     fn loop_stmt(&mut self, body: &Block, vars: &mut Vars) {
         let assigned = assigned_vars(body);
         let mut header = vars.clone();
+        if self.loop_depth >= PRECISE_DEPTH {
+            make_varying(&mut header, &assigned);
+        }
+        self.loop_depth += 1;
+        let mut passes = 0;
         loop {
+            passes += 1;
             self.loops.push(LoopFrame {
                 exits: None,
                 next: None,
@@ -290,7 +309,11 @@ impl Analysis<'_> {
                     make_varying(&mut after, &assigned);
                 }
                 *vars = after;
+                self.loop_depth -= 1;
                 return;
+            }
+            if passes >= PRECISE_PASSES {
+                make_varying(&mut next, &assigned);
             }
             header = next;
         }

@@ -30,6 +30,9 @@ use inkwell::IntPredicate;
 use warpjit_ir::{MemFormat, MemRef, Type};
 
 /// What the lane-shape analysis says about an access's address.
+///
+/// `every_lane`: the shape holds in lane 0 too, active or not, so lane 0
+/// (a constant index) stands for the first active lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KnownAddress {
     /// All active lanes give one address.

@@ -1,0 +1,588 @@
+//! Atomics (`atom.OP`). The active, non-helper, in-bounds lanes act in
+//! ascending lane order, each on the value the lanes below it left
+//! (`docs/semantics.md`); every path here returns exactly what that order
+//! gives, and 0 in the other lanes.
+//!
+//! - Buffers are shared with other SMs, so they take real atomic
+//!   instructions: one accessing lane is one instruction; lanes that all use
+//!   one address with an associative op (`add and or xor min max`) are one
+//!   instruction on the op's reduction of their values; otherwise one
+//!   instruction per lane, in a loop over the lane bits.
+//! - A workgroup's shared memory is touched only by its own warps, which run
+//!   on one thread and switch only at barriers, so a plain read-modify-write
+//!   is indivisible there: a loop of plain loads and stores, one lane at a
+//!   time. Vectorizing it (`vpconflictd` for lanes on equal addresses, one
+//!   gather, pointer jumping to combine equal-address lanes, one scatter of
+//!   each address's highest lane) measured slower on the AVX-512 host this
+//!   was written on (`jit/README.md`): its gathers and scatters cost more
+//!   than 32 scalar read-modify-writes.
+
+use super::memory::{
+    access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, span,
+};
+use super::FnLowering;
+use crate::abi;
+use crate::emit::LANES;
+use crate::JitError;
+use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
+use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
+use inkwell::types::VectorType;
+use inkwell::values::AsValueRef;
+use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+use inkwell::{AtomicOrdering, AtomicRMWBinOp};
+use warpjit_ir::{AtomOp, MemRef, NumFormat, Type};
+
+type V<'ctx> = VectorValue<'ctx>;
+
+/// The checked lanes of one atomic: where the memory is, each lane's byte
+/// offset (0 in lanes that must not touch memory) and the lanes that do.
+struct Lanes<'ctx> {
+    base: PointerValue<'ctx>,
+    offsets: V<'ctx>,
+    mask: V<'ctx>,
+}
+
+/// `atom.OP.FMT @mem, addr, v` (`cswap`: `v` is the compared value, `v2`
+/// the new one); the result is each lane's old value.
+#[allow(clippy::too_many_arguments)]
+pub fn atomic<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    op: AtomOp,
+    elem: NumFormat,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+) -> Result<V<'ctx>, JitError> {
+    let m = mask_without_helpers(fl)?;
+    match mem {
+        MemRef::Shared(_) => {
+            let lanes = shared_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
+            by_shape(fl, &lanes, op, elem, v, v2, plain_op(op))
+        }
+        MemRef::Buffer(_) => {
+            let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+            let lanes = Lanes {
+                base: a.base,
+                offsets: a.offsets,
+                mask: a.mask,
+            };
+            by_shape(fl, &lanes, op, elem, v, v2, false)
+        }
+        MemRef::Private(_) => Err(JitError::Internal(
+            "atomics on private arrays are rejected by the verifier".into(),
+        )),
+    }
+}
+
+/// Ops that shared memory does as a plain load and store.
+fn plain_op(op: AtomOp) -> bool {
+    !matches!(op, AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap)
+}
+
+/// Associative and commutative ops: lanes on one address can be combined
+/// before they meet memory.
+fn associative(op: AtomOp) -> bool {
+    matches!(
+        op,
+        AtomOp::Add | AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Min | AtomOp::Max
+    )
+}
+
+/// The checked access of a shared-memory atomic with 32-bit offsets:
+/// shared memory is at most 64 KiB, so with an i32 address the bounds test
+/// needs no 64-bit lanes. Faults are recorded as [`access`] records them.
+fn shared_access<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    addr: V<'ctx>,
+    addr_ty: Type,
+    m: V<'ctx>,
+) -> Result<Lanes<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    if addr_ty == Type::I64 {
+        let a = access(fl, mem, size, addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+        let offsets = b.build_int_truncate(a.offsets, e.int_vec(32), "")?;
+        return Ok(Lanes {
+            base: a.base,
+            offsets,
+            mask: a.mask,
+        });
+    }
+    let span = span(fl, mem)?;
+    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    // In bounds: size <= len and aligned <= len - size (len < 2^17).
+    let len = b.build_int_truncate(span.len, e.i32(), "")?;
+    let size32 = e.i32().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size32, "")?;
+    let last = e.splat(b.build_int_sub(len, size32, "")?.into())?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let ok = b.build_and(m, inside, "")?;
+    let outside = b.build_and(m, b.build_not(inside, "")?, "")?;
+    let addr64 = b.build_int_z_extend(addr, e.int_vec(64), "")?;
+    count_faults(fl, outside, addr64, abi::FAULT_ATOMIC, &span)?;
+    let offsets = b
+        .build_select(ok, aligned, e.int_vec(32).const_zero(), "")?
+        .into_vector_value();
+    Ok(Lanes {
+        base: span.base,
+        offsets,
+        mask: ok,
+    })
+}
+
+/// One accessing lane: one update; lanes on one address with an
+/// associative op: one update with the op's reduction of their values;
+/// otherwise one update per lane in a loop. `plain`: plain loads and
+/// stores (shared memory), else atomic instructions.
+#[allow(clippy::too_many_arguments)]
+fn by_shape<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = e.int_vec(elem.bits());
+    let bits = e.mask_to_bits(lanes.mask)?;
+    let rest = b.build_and(
+        bits,
+        b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
+        "",
+    )?;
+    let at_most_one = b.build_int_compare(IntPredicate::EQ, rest, e.i32().const_zero(), "")?;
+    let single = b.build_and(at_most_one, any_lane(fl, bits)?, "")?;
+    let single_bb = e.cx.append_basic_block(fl.func, "atom.one.lane");
+    let several_bb = e.cx.append_basic_block(fl.func, "atom.lanes");
+    let loop_bb = e.cx.append_basic_block(fl.func, "atom.each.lane");
+    let join = e.cx.append_basic_block(fl.func, "atom.joined");
+    b.build_conditional_branch(single, single_bb, several_bb)?;
+    let mut incoming = Vec::new();
+
+    b.position_at_end(single_bb);
+    incoming.push((
+        one_lane(fl, lanes, op, elem, v, v2, plain)?,
+        e.current_block()?,
+    ));
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(several_bb);
+    // One stack copy of the offsets serves the one-address test and the loop.
+    let offsets = fl.entry_alloca(lanes.offsets.get_type(), "atom.offsets")?;
+    b.build_store(offsets, lanes.offsets)?;
+    if associative(op) {
+        let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
+        // Some lanes (none or two or more) access: all the first one's
+        // offset? With none, `first` is 32 & 31 = 0, a valid slot.
+        let first: IntValue = e
+            .call_intrinsic(
+                "llvm.cttz",
+                &[e.i32().into()],
+                &[bits.into(), e.i1().const_zero().into()],
+            )?
+            .into_int_value();
+        let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+        let off_t = lanes.offsets.get_type().get_element_type().into_int_type();
+        let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+        // SAFETY (for LLVM): first < 32 indexes the 32-element copy.
+        let slot = unsafe { b.build_gep(off_t, offsets, &[first64], "")? };
+        let at = b.build_load(off_t, slot, "")?.into_int_value();
+        let same = active_lanes_equal(fl, lanes.mask, e.splat(at.into())?, lanes.offsets)?;
+        // No lane: the loop, which touches nothing.
+        let same = b.build_and(same, any_lane(fl, bits)?, "")?;
+        b.build_conditional_branch(same, one_bb, loop_bb)?;
+        b.position_at_end(one_bb);
+        incoming.push((
+            aggregated(fl, lanes, op, elem, at, v, plain)?,
+            e.current_block()?,
+        ));
+        b.build_unconditional_branch(join)?;
+    } else {
+        b.build_unconditional_branch(loop_bb)?;
+    }
+
+    b.position_at_end(loop_bb);
+    incoming.push((
+        lane_loop(fl, lanes, offsets, op, elem, v, v2, plain)?,
+        e.current_block()?,
+    ));
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let phi = b.build_phi(vt, "atom.old")?;
+    for (value, block) in &incoming {
+        phi.add_incoming(&[(value, *block)]);
+    }
+    Ok(phi.as_basic_value().into_vector_value())
+}
+
+/// The identity of an associative op on `w`-bit lanes, in every lane.
+fn identity<'ctx>(fl: &FnLowering<'ctx, '_>, op: AtomOp, elem: NumFormat) -> V<'ctx> {
+    let w = elem.bits();
+    let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let signed_min = 1u64 << (w - 1);
+    let value = match op {
+        AtomOp::And => ones,
+        AtomOp::Min if elem.is_signed() => signed_min - 1,
+        AtomOp::Min => ones,
+        AtomOp::Max if elem.is_signed() => signed_min,
+        _ => 0,
+    };
+    fl.e.splat_int(w, value)
+}
+
+/// `a OP b` lane by lane for the associative ops and `exch` (which gives `b`).
+fn combine<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    a: V<'ctx>,
+    b_: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let b = &fl.e.b;
+    let pick = |pred: IntPredicate| -> Result<V<'ctx>, JitError> {
+        let keep = b.build_int_compare(pred, a, b_, "")?;
+        Ok(b.build_select(keep, a, b_, "")?.into_vector_value())
+    };
+    let signed = elem.is_signed();
+    Ok(match op {
+        AtomOp::Add => b.build_int_add(a, b_, "")?,
+        AtomOp::And => b.build_and(a, b_, "")?,
+        AtomOp::Or => b.build_or(a, b_, "")?,
+        AtomOp::Xor => b.build_xor(a, b_, "")?,
+        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+        AtomOp::Min => pick(IntPredicate::ULT)?,
+        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+        AtomOp::Max => pick(IntPredicate::UGT)?,
+        AtomOp::Exch => b_,
+        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+            return Err(JitError::Internal(format!("{op:?} does not combine lanes")))
+        }
+    })
+}
+
+/// The op of an atomic instruction for `atom.OP` (not `cswap`, `iwrap`,
+/// `dwrap`).
+fn rmw_op(op: AtomOp, elem: NumFormat) -> AtomicRMWBinOp {
+    let signed = elem.is_signed();
+    match op {
+        AtomOp::Add => AtomicRMWBinOp::Add,
+        AtomOp::Min if signed => AtomicRMWBinOp::Min,
+        AtomOp::Min => AtomicRMWBinOp::UMin,
+        AtomOp::Max if signed => AtomicRMWBinOp::Max,
+        AtomOp::Max => AtomicRMWBinOp::UMax,
+        AtomOp::And => AtomicRMWBinOp::And,
+        AtomOp::Or => AtomicRMWBinOp::Or,
+        AtomOp::Xor => AtomicRMWBinOp::Xor,
+        _ => AtomicRMWBinOp::Xchg,
+    }
+}
+
+/// Every accessing lane on one address (`offset`), associative op: one
+/// atomic instruction on the op's reduction of their values. Lane `l` gets
+/// the old value combined with the values of the accessing lanes below it,
+/// what one lane at a time in ascending order gives (an inclusive scan
+/// shifted by one lane, which LLVM drops when the result is unused).
+fn aggregated<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    offset: IntValue<'ctx>,
+    v: V<'ctx>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = v.get_type();
+    let ident = identity(fl, op, elem);
+    let mine = b
+        .build_select(lanes.mask, v, ident, "")?
+        .into_vector_value();
+    let signed = elem.is_signed();
+    let reduce = match op {
+        AtomOp::Add => "llvm.vector.reduce.add",
+        AtomOp::And => "llvm.vector.reduce.and",
+        AtomOp::Or => "llvm.vector.reduce.or",
+        AtomOp::Xor => "llvm.vector.reduce.xor",
+        AtomOp::Min if signed => "llvm.vector.reduce.smin",
+        AtomOp::Min => "llvm.vector.reduce.umin",
+        AtomOp::Max if signed => "llvm.vector.reduce.smax",
+        _ => "llvm.vector.reduce.umax",
+    };
+    let total = e
+        .call_intrinsic(reduce, &[vt.into()], &[mine.into()])?
+        .into_int_value();
+    let ptr = lane_pointer(fl, lanes.base, offset)?;
+    let old = lane_update(fl, op, elem, ptr, total, None, plain)?;
+    // Inclusive scan in five shift-and-combine steps, then one more shift
+    // for the lanes strictly below.
+    let shifted = |x: V<'ctx>, k: u32| -> Result<V<'ctx>, JitError> {
+        let idx: Vec<_> = (0..LANES)
+            .map(|l| {
+                // Lanes below k take the identity (element 32 + l of `ident`).
+                let src = if l >= k { l - k } else { LANES + l };
+                e.i32().const_int(u64::from(src), false)
+            })
+            .collect();
+        Ok(b.build_shuffle_vector(x, ident, VectorType::const_vector(&idx), "")?)
+    };
+    let mut scan = mine;
+    for k in [1u32, 2, 4, 8, 16] {
+        scan = combine(fl, op, elem, scan, shifted(scan, k)?)?;
+    }
+    let below = shifted(scan, 1)?;
+    let olds = combine(fl, op, elem, e.splat(old.into())?, below)?;
+    Ok(b.build_select(lanes.mask, olds, vt.const_zero(), "")?
+        .into_vector_value())
+}
+
+/// One lane's update at `ptr`: a plain load and store (`plain`, shared
+/// memory only) or an atomic instruction; returns the old value.
+fn lane_update<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    ptr: PointerValue<'ctx>,
+    val: IntValue<'ctx>,
+    new: Option<IntValue<'ctx>>,
+    plain: bool,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let order = AtomicOrdering::SequentiallyConsistent;
+    if plain {
+        let align = elem.bytes();
+        let old = e
+            .load_aligned(val.get_type().into(), ptr, align)?
+            .into_int_value();
+        let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
+            let keep = b.build_int_compare(pred, old, val, "")?;
+            Ok(b.build_select(keep, old, val, "")?.into_int_value())
+        };
+        let signed = elem.is_signed();
+        let updated = match op {
+            AtomOp::Add => b.build_int_add(old, val, "")?,
+            AtomOp::And => b.build_and(old, val, "")?,
+            AtomOp::Or => b.build_or(old, val, "")?,
+            AtomOp::Xor => b.build_xor(old, val, "")?,
+            AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+            AtomOp::Min => pick(IntPredicate::ULT)?,
+            AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+            AtomOp::Max => pick(IntPredicate::UGT)?,
+            AtomOp::Exch => val,
+            AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+                return Err(JitError::Internal(format!(
+                    "{op:?} has no plain shared-memory form"
+                )))
+            }
+        };
+        e.store_aligned(ptr, updated.into(), align)?;
+        return Ok(old);
+    }
+    Ok(match op {
+        AtomOp::Cswap => {
+            let new = new.ok_or_else(|| JitError::Internal("cswap without a new value".into()))?;
+            let pair = b.build_cmpxchg(ptr, val, new, order, order)?;
+            b.build_extract_value(pair, 0, "")?.into_int_value()
+        }
+        AtomOp::Iwrap | AtomOp::Dwrap => {
+            let kind = if op == AtomOp::Iwrap {
+                LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUIncWrap
+            } else {
+                LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUDecWrap
+            };
+            // inkwell has no uinc_wrap/udec_wrap; they are exactly IWRAP/DWRAP.
+            // SAFETY: valid builder, pointer and integer value of one context.
+            unsafe {
+                let raw = LLVMBuildAtomicRMW(
+                    b.as_mut_ptr(),
+                    kind,
+                    ptr.as_value_ref(),
+                    val.as_value_ref(),
+                    LLVMAtomicOrdering::LLVMAtomicOrderingSequentiallyConsistent,
+                    0,
+                );
+                IntValue::new(raw)
+            }
+        }
+        _ => b.build_atomicrmw(rmw_op(op, elem), ptr, val, order)?,
+    })
+}
+
+/// The pointer of lane `lane`'s element: `base + offset` (offsets are
+/// unsigned, 32 or 64 bits).
+fn lane_pointer<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    off: IntValue<'ctx>,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let e = fl.e;
+    let off = e.b.build_int_z_extend_or_bit_cast(off, e.i64(), "")?;
+    // SAFETY (for LLVM): the offset is an accessing lane's, in bounds.
+    Ok(unsafe { e.b.build_gep(e.cx.i8_type(), base, &[off], "")? })
+}
+
+/// The only accessing lane (there is exactly one): one update, its old
+/// value in that lane and 0 elsewhere.
+fn one_lane<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(lanes.mask)?;
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let off = b
+        .build_extract_element(lanes.offsets, lane, "")?
+        .into_int_value();
+    let ptr = lane_pointer(fl, lanes.base, off)?;
+    let val = b.build_extract_element(v, lane, "")?.into_int_value();
+    let new = match v2 {
+        Some(n) => Some(b.build_extract_element(n, lane, "")?.into_int_value()),
+        None => None,
+    };
+    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    // The mask has just that lane: a select, not an insert at a variable
+    // lane (which goes through the stack).
+    let zero = v.get_type().const_zero();
+    Ok(b.build_select(lanes.mask, e.splat(old.into())?, zero, "")?
+        .into_vector_value())
+}
+
+/// Where the loop reads a lane's operand.
+enum LaneSource<'ctx> {
+    /// The same constant in every lane.
+    Constant(IntValue<'ctx>),
+    /// A stack copy of the vector.
+    Array(PointerValue<'ctx>),
+}
+
+/// The value of every lane when `x` is a constant splat. LLVM constants
+/// are unique, so rebuilding the splat from lane 0 gives the same value.
+fn constant_splat<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    x: V<'ctx>,
+) -> Result<Option<IntValue<'ctx>>, JitError> {
+    let e = fl.e;
+    if !x.is_const() {
+        return Ok(None);
+    }
+    let first =
+        e.b.build_extract_element(x, e.i32().const_zero(), "")?
+            .into_int_value();
+    if !first.is_const() {
+        return Ok(None);
+    }
+    let again = e.splat(first.into())?;
+    Ok((again.as_value_ref() == x.as_value_ref()).then_some(first))
+}
+
+/// One update per accessing lane in ascending lane order (a loop over the
+/// mask's set bits). Offsets (`offsets`, a stack copy of the lanes'),
+/// values and results go through stack arrays indexed by the lane, so no
+/// 32-lane vector is rebuilt per iteration.
+#[allow(clippy::too_many_arguments)]
+fn lane_loop<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    lanes: &Lanes<'ctx>,
+    offsets: PointerValue<'ctx>,
+    op: AtomOp,
+    elem: NumFormat,
+    v: V<'ctx>,
+    v2: Option<V<'ctx>>,
+    plain: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = v.get_type();
+    let elem_t = vt.get_element_type().into_int_type();
+    let off_vt = lanes.offsets.get_type();
+    let off_t = off_vt.get_element_type().into_int_type();
+    let spill = |x: V<'ctx>, name: &str| -> Result<PointerValue<'ctx>, JitError> {
+        let slot = fl.entry_alloca(x.get_type(), name)?;
+        b.build_store(slot, x)?;
+        Ok(slot)
+    };
+    // Constant operands (a histogram's 1) need no array.
+    let source = |x: V<'ctx>, name: &str| -> Result<LaneSource<'ctx>, JitError> {
+        Ok(match constant_splat(fl, x)? {
+            Some(c) => LaneSource::Constant(c),
+            None => LaneSource::Array(spill(x, name)?),
+        })
+    };
+    let values = source(v, "atom.values")?;
+    let news = match v2 {
+        Some(n) => Some(source(n, "atom.new")?),
+        None => None,
+    };
+    let results = spill(vt.const_zero(), "atom.old")?;
+    let pending = fl.entry_alloca(e.i32(), "atom.lanes")?;
+    b.build_store(pending, e.mask_to_bits(lanes.mask)?)?;
+    let header = e.cx.append_basic_block(fl.func, "atom.next");
+    let body = e.cx.append_basic_block(fl.func, "atom.lane");
+    let exit = e.cx.append_basic_block(fl.func, "atom.done");
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(header);
+    let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
+    b.build_conditional_branch(any_lane(fl, bits)?, body, exit)?;
+    b.position_at_end(body);
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[bits.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
+    // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
+    let slot = |array: PointerValue<'ctx>, t| unsafe { b.build_gep(t, array, &[lane64], "") };
+    let off = b
+        .build_load(off_t, slot(offsets, off_t)?, "")?
+        .into_int_value();
+    let ptr = lane_pointer(fl, lanes.base, off)?;
+    let read = |source: &LaneSource<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        Ok(match source {
+            LaneSource::Constant(c) => *c,
+            LaneSource::Array(array) => b
+                .build_load(elem_t, slot(*array, elem_t)?, "")?
+                .into_int_value(),
+        })
+    };
+    let val = read(&values)?;
+    let new = match &news {
+        Some(n) => Some(read(n)?),
+        None => None,
+    };
+    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    b.build_store(slot(results, elem_t)?, old)?;
+    let rest = b.build_and(
+        bits,
+        b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
+        "",
+    )?;
+    b.build_store(pending, rest)?;
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(exit);
+    Ok(b.build_load(vt, results, "")?.into_vector_value())
+}

@@ -45,9 +45,15 @@ pub fn lower_module<'ctx>(
         lane_paths: Default::default(),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    // Frames aligned to the vector size, so spilled vectors are aligned:
+    // without it LLVM realigns only frames that need it for other reasons
+    // and spills 64-byte vectors across cache lines in the others.
+    let align_id = inkwell::attributes::Attribute::get_named_enum_kind_id("alignstack");
+    let vector_bytes = if e.avx512 { 64 } else { 32 };
     let attrs = [
         cx.create_string_attribute("target-cpu", cpu),
         cx.create_string_attribute("target-features", features),
+        cx.create_enum_attribute(align_id, vector_bytes),
     ];
     let mut funcs = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {

@@ -390,3 +390,63 @@ fn scattered_accesses_through_the_shared_lane_routine() {
     }
     same_as_interpreter(SCATTERED, &cfg, &params, &buffers);
 }
+
+/// Loads and stores at addresses read from a table, so the lane shapes
+/// know nothing and the shape is tested at run time, inside the module's
+/// routine (u32 loads and stores, used more than once) or inline (the
+/// single u8 and u32x2 loads and u16 store): lane `l` uses
+/// `table[l] * stride + base`, one address for all lanes (stride 0), one
+/// run (stride 4, aligned or not, in or past the end of the buffer, or
+/// wrapping around 2^32) or scattered; a third of the lanes inactive.
+const TABLED: &str = "
+param %stride: i32
+param %base: i32
+buffer @table[0]: u32
+buffer @src[1]: u32
+buffer @dst[2]: u32
+buffer @small[3]: u16
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %own = shl %lane, 2
+  %t = load.u32 @table, %own
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 2
+  if %on {
+    %scaled = mul %t, %stride
+    %a = add %scaled, %base
+    %x = load.u32 @src, %a
+    %b = load.u8 @src, %a
+    %v0, %v1 = load.u32x2 @src, %a
+    %s = add %x, %b
+    %s2 = add %s, %v1
+    store.u32 @dst, %a, %s2
+    %a2 = add %a, 64
+    store.u32 @dst, %a2, %v0
+    store.u16 @small, %a, %s
+  }
+  %o = shl %i, 2
+  %o2 = add %o, 512
+  store.u32 @dst, %o2, %t
+}
+";
+
+#[test]
+fn run_time_shapes_inside_the_lane_routine() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    // table[l] = l for the first 32 entries, then 7l mod 32.
+    let mut table = Vec::new();
+    for l in 0..64u32 {
+        let t = if l < 32 { l } else { (7 * l) % 32 };
+        table.extend_from_slice(&t.to_le_bytes());
+    }
+    let buffers = vec![table, pattern(200, 3), pattern(1024, 5), pattern(64, 9)];
+    let mut params = Vec::new();
+    for stride in [0u64, 4, 8, 1] {
+        for base in [0u64, 6, 40, 190, 0xffff_fff0] {
+            params.push(vec![stride, base]);
+        }
+    }
+    same_as_interpreter(TABLED, &cfg, &params, &buffers);
+}

@@ -6,7 +6,9 @@
 //! in ascending lane order, so the highest lane wins on equal addresses.
 //! Loads and stores whose address shape the lane-shape analysis knows (one
 //! address, consecutive accesses) take the paths of [`known`] first; the
-//! others test the shape at run time ([`address_shape`]).
+//! others test the shape at run time: in the module's routine for the
+//! access kind ([`lanes`]) for `i32` addresses into buffers and shared
+//! memory, inline ([`address_shape`]) for the rest.
 
 use super::convert::{f16_to_f32, to_f16};
 use super::ops::{canonical_nan, to_bits};
@@ -462,13 +464,19 @@ fn lanes_load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
-    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
-        return lanes::load(fl, &span(fl, mem)?, format, addr, m);
+    if narrow_address(mem, addr_ty) {
+        return lanes::load(fl, &span(fl, mem)?, format, addr, m, false);
     }
     let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_LOAD)?;
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
     vector_load(fl, &a, format, vt, align)
+}
+
+/// Whether an access goes through the module's routine for its kind
+/// ([`lanes`]): an `i32` address into a buffer or shared memory.
+fn narrow_address(mem: MemRef, addr_ty: Type) -> bool {
+    addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_))
 }
 
 /// What the active lanes' addresses look like, tested at run time on the
@@ -575,6 +583,9 @@ fn shaped_load<'ctx>(
     addr_ty: Type,
     m: V<'ctx>,
 ) -> Result<Vec<V<'ctx>>, JitError> {
+    if narrow_address(mem, addr_ty) {
+        return lanes::load(fl, &span(fl, mem)?, format, addr, m, true);
+    }
     let e = fl.e;
     let b = &e.b;
     let shape = address_shape(fl, mem, format.bytes(), addr, addr_ty, m)?;
@@ -741,6 +752,9 @@ fn shaped_store<'ctx>(
     m: V<'ctx>,
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
+    if narrow_address(mem, addr_ty) {
+        return lanes::store(fl, &span(fl, mem)?, format, addr, m, raws, true);
+    }
     let e = fl.e;
     let b = &e.b;
     if format.count != 1 {
@@ -775,8 +789,8 @@ fn lanes_store<'ctx>(
     raws: &[V<'ctx>],
 ) -> Result<(), JitError> {
     let align = elem_align(fl, format.elem);
-    if addr_ty == Type::I32 && !matches!(mem, MemRef::Private(_)) {
-        return lanes::store(fl, &span(fl, mem)?, format, addr, m, raws);
+    if narrow_address(mem, addr_ty) {
+        return lanes::store(fl, &span(fl, mem)?, format, addr, m, raws, false);
     }
     let a = access(fl, mem, format.bytes(), addr, addr_ty, m, abi::FAULT_STORE)?;
     for (i, raw) in raws.iter().enumerate() {

@@ -87,6 +87,25 @@ fn warp_in_one_row<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, Ji
 
 type Components<'ctx> = Result<Vec<V<'ctx>>, JitError>;
 
+/// Marks the conditional branch `br` as taking its first target almost
+/// always: the known shape's path is the hot one, so the register
+/// allocator keeps the other path's call (which clobbers every vector
+/// register) and its spills off it.
+fn likely<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    br: inkwell::values::InstructionValue<'ctx>,
+) -> Result<(), JitError> {
+    let cx = fl.e.cx;
+    let weight = |w: u64| cx.i32_type().const_int(w, false).into();
+    let weights = cx.metadata_node(&[
+        cx.metadata_string("branch_weights").into(),
+        weight(2000),
+        weight(1),
+    ]);
+    br.set_metadata(weights, cx.get_kind_id("prof"))
+        .map_err(|e| JitError::Llvm(e.to_string()))
+}
+
 /// `then()` where `cond` holds, else `otherwise()`: the components joined.
 fn choose<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -100,7 +119,7 @@ fn choose<'ctx>(
     let then_bb = e.cx.append_basic_block(fl.func, "load.known");
     let else_bb = e.cx.append_basic_block(fl.func, "load.other");
     let join = e.cx.append_basic_block(fl.func, "load.joined");
-    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    likely(fl, b.build_conditional_branch(cond, then_bb, else_bb)?)?;
     b.position_at_end(then_bb);
     let a = then()?;
     let a_end = e.current_block()?;
@@ -131,7 +150,7 @@ fn choose_store<'ctx>(
     let then_bb = e.cx.append_basic_block(fl.func, "store.known");
     let else_bb = e.cx.append_basic_block(fl.func, "store.other");
     let done = e.cx.append_basic_block(fl.func, "store.joined");
-    b.build_conditional_branch(cond, then_bb, else_bb)?;
+    likely(fl, b.build_conditional_branch(cond, then_bb, else_bb)?)?;
     b.position_at_end(then_bb);
     then()?;
     b.build_unconditional_branch(done)?;

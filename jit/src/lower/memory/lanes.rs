@@ -1,9 +1,13 @@
-//! The lane-by-lane path of loads and stores with `i32` addresses into
-//! buffers and shared memory, as one routine per access kind (load or
-//! store, element width, component count) in each module. An access whose
-//! lanes are not one address or one run inside the memory calls it with
-//! the memory, the addresses and the mask; a copy per access made code
-//! generation spend most of an access's time on this rare path.
+//! Loads and stores with `i32` addresses into buffers and shared memory
+//! whose address shape is tested at run time, as one routine per access
+//! kind (load or store, element width, component count) in each module:
+//! it tests whether the active lanes use one address (a load is then one
+//! checked scalar load, broadcast) or one run of consecutive elements
+//! inside the memory (one masked vector access), else goes lane by lane.
+//! Each such access emits only a call with the memory, the addresses and
+//! the mask; a copy of the tests and paths per access made code
+//! generation spend most of an access's time on them. Known shapes
+//! (`known.rs`) call it too for what their own path does not take.
 //!
 //! The routine works on 32-bit offsets: the bounds test is one `<32 x i32>`
 //! compare (against the memory's last start, clamped for memories of 4 GiB
@@ -18,6 +22,7 @@ use crate::emit::{Emit, LANES};
 use crate::lower::FnLowering;
 use crate::JitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
 use inkwell::llvm_sys::core::LLVMBuildGEP2;
 use inkwell::module::Linkage;
 use inkwell::types::{AsTypeRef, BasicMetadataTypeEnum, BasicType, VectorType};
@@ -30,18 +35,20 @@ use std::collections::HashMap;
 use warpjit_ir::{walk_block, MemFormat, MemRef, Module, Op, Stmt, Type};
 
 /// The lanes of `m` load `format` from `span` at `addr` (`<32 x i32>`);
-/// the raw components, zero in lanes that did not load.
+/// the raw components, zero in lanes that did not load. `shaped`: the
+/// caller has not tested the address shape (the routine always does).
 pub(super) fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     span: &Span<'ctx>,
     format: MemFormat,
     addr: V<'ctx>,
     m: V<'ctx>,
+    shaped: bool,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let args = arguments(fl, span, abi::FAULT_LOAD, addr, m)?;
     let Some(f) = routine(fl, abi::FAULT_LOAD, format)? else {
-        return inline(fl, &args, abi::FAULT_LOAD, format, &[]);
+        return inline(fl, &args, abi::FAULT_LOAD, format, &[], shaped);
     };
     let out =
         e.b.build_call(f, &args, "")?
@@ -62,7 +69,7 @@ pub(super) fn load<'ctx>(
 }
 
 /// The lanes of `m` store the components `raws` of `format` to `span` at
-/// `addr`, in ascending lane order.
+/// `addr`, in ascending lane order; `shaped` as for [`load`].
 pub(super) fn store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     span: &Span<'ctx>,
@@ -70,10 +77,11 @@ pub(super) fn store<'ctx>(
     addr: V<'ctx>,
     m: V<'ctx>,
     raws: &[V<'ctx>],
+    shaped: bool,
 ) -> Result<(), JitError> {
     let mut args = arguments(fl, span, abi::FAULT_STORE, addr, m)?;
     let Some(f) = routine(fl, abi::FAULT_STORE, format)? else {
-        inline(fl, &args, abi::FAULT_STORE, format, raws)?;
+        inline(fl, &args, abi::FAULT_STORE, format, raws, shaped)?;
         return Ok(());
     };
     args.extend(raws.iter().map(|r| BasicMetadataValueEnum::from(*r)));
@@ -106,13 +114,15 @@ fn arguments<'ctx>(
 }
 
 /// The path emitted in the calling function, for the only access of its
-/// kind in the module: a routine would cost more code than it saves.
+/// kind in the module: a routine would cost more code than it saves. The
+/// shape tests only when the caller has not made them.
 fn inline<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     args: &[BasicMetadataValueEnum<'ctx>],
     kind: u32,
     format: MemFormat,
     raws: &[V<'ctx>],
+    shaped: bool,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let value = |i: usize| -> Result<BasicValueEnum<'ctx>, JitError> {
         BasicValueEnum::try_from(args[i])
@@ -128,7 +138,11 @@ fn inline<'ctx>(
         raws: raws.to_vec(),
     };
     let vt = elem_vec(fl, format.elem);
-    emit_path(fl.e, fl.func, &values, kind, format, vt)
+    if shaped {
+        emit_shaped(fl.e, fl.func, &values, kind, format, vt)
+    } else {
+        emit_path(fl.e, fl.func, &values, kind, format, vt)
+    }
 }
 
 /// The module's routine for `kind` (load or store) of `format`, built on
@@ -273,7 +287,7 @@ fn build<'ctx>(
     };
     let entry = e.cx.append_basic_block(f, "entry");
     e.b.position_at_end(entry);
-    let loaded = emit_path(e, f, &values, kind, format, vt)?;
+    let loaded = emit_shaped(e, f, &values, kind, format, vt)?;
     let loaded: Vec<BasicValueEnum> = loaded.into_iter().map(Into::into).collect();
     match loaded.as_slice() {
         [] => e.b.build_return(None)?,
@@ -281,6 +295,217 @@ fn build<'ctx>(
         many => e.b.build_aggregate_return(many)?,
     };
     Ok(())
+}
+
+/// The access by the shape of the active lanes' addresses, tested here:
+/// when all give one address, a load is checked, done and its fault
+/// recorded once in scalar code and broadcast to the active lanes (0
+/// elsewhere, as a gather gives); when a single-component access is one
+/// aligned run of consecutive elements inside the memory, one masked
+/// vector access; otherwise [`emit_path`]. Faults are the same: with one
+/// address all active lanes are out of bounds or none, and the first of
+/// them is the first fault.
+fn emit_shaped<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    v: &Operands<'ctx>,
+    kind: u32,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let load = kind == abi::FAULT_LOAD;
+    let run = format.count == 1;
+    if !load && !run {
+        return emit_path(e, func, v, kind, format, vt);
+    }
+    let b = &e.b;
+    let shape = address_shape(e, v, format.bytes())?;
+    let mask = e.bits_to_mask(v.bits)?;
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    let join = e.cx.append_basic_block(func, "shaped.done");
+    let lanes_bb = e.cx.append_basic_block(func, "shaped.lanes");
+    let mut joined: Vec<(Vec<V<'ctx>>, BasicBlock<'ctx>)> = Vec::new();
+    if load {
+        let uniform_bb = e.cx.append_basic_block(func, "shaped.uniform");
+        let inside_bb = e.cx.append_basic_block(func, "shaped.uniform.inside");
+        let outside_bb = e.cx.append_basic_block(func, "shaped.uniform.outside");
+        let other_bb = e.cx.append_basic_block(func, "shaped.not.uniform");
+        b.build_conditional_branch(shape.uniform, uniform_bb, other_bb)?;
+
+        b.position_at_end(uniform_bb);
+        let size = u64::from(format.bytes());
+        let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
+        let inside = inside_memory(e, v.len, size, aligned)?;
+        b.build_conditional_branch(inside, inside_bb, outside_bb)?;
+
+        b.position_at_end(outside_bb);
+        // Every active lane has the address: the lowest one's is `at`.
+        record_faults(e, v.ctx, v.bits, v.addr, v.fault)?;
+        b.build_unconditional_branch(join)?;
+        let zeros = vec![vt.const_zero(); usize::from(format.count)];
+        joined.push((zeros, outside_bb));
+
+        b.position_at_end(inside_bb);
+        let elem = u64::from(format.elem.bytes());
+        let mut scalars = Vec::new();
+        for i in 0..u64::from(format.count) {
+            let off = b.build_int_add(aligned, e.i64().const_int(i * elem, false), "")?;
+            // SAFETY (for LLVM): checked above, the component is in bounds.
+            let ptr = unsafe { b.build_gep(e.cx.i8_type(), v.base, &[off], "")? };
+            let x = e.load_aligned(vt.get_element_type(), ptr, format.elem.bytes())?;
+            let splat = e.splat(x)?;
+            scalars.push(
+                b.build_select(mask, splat, vt.const_zero(), "")?
+                    .into_vector_value(),
+            );
+        }
+        b.build_unconditional_branch(join)?;
+        joined.push((scalars, inside_bb));
+        b.position_at_end(other_bb);
+    }
+    if run {
+        let run_bb = e.cx.append_basic_block(func, "shaped.run");
+        b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
+        b.position_at_end(run_bb);
+        if load {
+            let x = e.call_intrinsic(
+                "llvm.masked.load",
+                &[vt.into(), shape.run_start.get_type().into()],
+                &[
+                    shape.run_start.into(),
+                    align.into(),
+                    mask.into(),
+                    vt.const_zero().into(),
+                ],
+            )?;
+            joined.push((vec![x.into_vector_value()], run_bb));
+        } else {
+            let x: BasicValueEnum = v.raws[0].into();
+            e.call_void_intrinsic(
+                "llvm.masked.store",
+                &[x.get_type(), shape.run_start.get_type().into()],
+                &[x, shape.run_start.into(), align.into(), mask.into()],
+            )?;
+        }
+        b.build_unconditional_branch(join)?;
+    } else {
+        b.build_unconditional_branch(lanes_bb)?;
+    }
+
+    b.position_at_end(lanes_bb);
+    let lanes = emit_path(e, func, v, kind, format, vt)?;
+    joined.push((lanes, e.current_block()?));
+    b.build_unconditional_branch(join)?;
+
+    b.position_at_end(join);
+    let mut out = Vec::new();
+    let components = if load { usize::from(format.count) } else { 0 };
+    for c in 0..components {
+        let phi = b.build_phi(vt, "")?;
+        for (values, from) in &joined {
+            phi.add_incoming(&[(&values[c], *from)]);
+        }
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
+/// What the active lanes' `i32` addresses look like.
+struct AddressShape<'ctx> {
+    /// The first active lane's address, zero-extended.
+    at: IntValue<'ctx>,
+    /// Some lane is active and all active lanes give `at`.
+    uniform: IntValue<'ctx>,
+    /// Some lane is active, lane `l` gives `at + (l - first) * size`, `at`
+    /// is a multiple of `size` and the whole run is inside the memory.
+    run_inside: IntValue<'ctx>,
+    /// Where lane 0's element of the run is (may lie before the memory).
+    run_start: PointerValue<'ctx>,
+}
+
+fn address_shape<'ctx>(
+    e: &Emit<'ctx, '_>,
+    v: &Operands<'ctx>,
+    size: u32,
+) -> Result<AddressShape<'ctx>, JitError> {
+    let b = &e.b;
+    let mask = e.bits_to_mask(v.bits)?;
+    let some = b.build_int_compare(IntPredicate::NE, v.bits, e.i32().const_zero(), "")?;
+    let bit_count = |name: &str| -> Result<IntValue<'ctx>, JitError> {
+        Ok(e.call_intrinsic(
+            name,
+            &[e.i32().into()],
+            &[v.bits.into(), e.i1().const_zero().into()],
+        )?
+        .into_int_value())
+    };
+    let lane_mask = e.i32().const_int(u64::from(LANES - 1), false);
+    let first = b.build_and(bit_count("llvm.cttz")?, lane_mask, "")?;
+    let top = b.build_int_sub(e.i32().const_int(31, false), bit_count("llvm.ctlz")?, "")?;
+    let last = b.build_and(top, lane_mask, "")?;
+    let at32 = b.build_extract_element(v.addr, first, "")?.into_int_value();
+    let last32 = b.build_extract_element(v.addr, last, "")?.into_int_value();
+    // Some lane is active and every active lane's address is `expected`'s.
+    let all_active = |expected: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+        let same = b.build_int_compare(IntPredicate::EQ, expected, v.addr, "")?;
+        let differ = b.build_and(mask, b.build_not(same, "")?, "")?;
+        let none = b.build_int_compare(
+            IntPredicate::EQ,
+            e.mask_to_bits(differ)?,
+            e.i32().const_zero(),
+            "",
+        )?;
+        Ok(b.build_and(none, some, "")?)
+    };
+    let uniform = all_active(e.splat(at32.into())?)?;
+    // Lane l's expected address, modulo 2^32: at + (l - first) * size.
+    let steps = e.lanes_const(32, |l| u64::from(l) * u64::from(size));
+    let size32 = e.i32().const_int(u64::from(size), false);
+    let lane0 = b.build_int_sub(at32, b.build_int_mul(first, size32, "")?, "")?;
+    let consecutive = all_active(b.build_int_add(e.splat(lane0.into())?, steps, "")?)?;
+    // In 64 bits: the run does not wrap (so every lane's address is the
+    // expected one), starts aligned and ends inside the memory.
+    let at = b.build_int_z_extend(at32, e.i64(), "")?;
+    let at_last = b.build_int_z_extend(last32, e.i64(), "")?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let span_lanes = b.build_int_z_extend(b.build_int_sub(last, first, "")?, e.i64(), "")?;
+    let span_bytes = b.build_int_mul(span_lanes, size64, "")?;
+    let ends = b.build_int_add(at, span_bytes, "")?;
+    let no_wrap = b.build_int_compare(IntPredicate::EQ, ends, at_last, "")?;
+    let misalign = b.build_and(at, e.i64().const_int(u64::from(size) - 1, false), "")?;
+    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
+    let end_ok = inside_memory(e, v.len, u64::from(size), at_last)?;
+    let mut run_inside = b.build_and(consecutive, no_wrap, "")?;
+    for c in [aligned, end_ok] {
+        run_inside = b.build_and(run_inside, c, "")?;
+    }
+    let first64 = b.build_int_z_extend(first, e.i64(), "")?;
+    let lane0_at = b.build_int_sub(at, b.build_int_mul(first64, size64, "")?, "")?;
+    let base = b.build_ptr_to_int(v.base, e.i64(), "")?;
+    let start = b.build_int_add(base, lane0_at, "")?;
+    let run_start = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    Ok(AddressShape {
+        at,
+        uniform,
+        run_inside,
+        run_start,
+    })
+}
+
+/// Whether `size` bytes at offset `at` lie inside a memory of `len` bytes:
+/// `size <= len` and `at <= len - size`, so nothing can overflow.
+fn inside_memory<'ctx>(
+    e: &Emit<'ctx, '_>,
+    len: IntValue<'ctx>,
+    size: u64,
+    at: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let b = &e.b;
+    let size64 = e.i64().const_int(size, false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let below = b.build_int_compare(IntPredicate::ULE, at, last, "")?;
+    Ok(b.build_and(fits, below, "")?)
 }
 
 /// The checked lane-by-lane access from the builder's position in `func`;

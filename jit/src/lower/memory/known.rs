@@ -163,9 +163,12 @@ fn choose_store<'ctx>(
 
 /// A load's raw components by what is known of its address; `dynamic` is
 /// the run-time-tested load for an unknown shape. A shape known only for
-/// launches whose warps lie in rows is used behind that test, with
-/// `dynamic` for other launches (and for runs that are not inside the
-/// memory: one copy of the slow path).
+/// launches whose warps lie in rows is used behind that test, with the
+/// per-lane path for other launches, as for runs that are not inside the
+/// memory: there a warp spans rows, so addresses that follow the x or y
+/// ID are neither one address nor one run and run-time shape tests would
+/// almost never pass (inline, they cost a single access of its kind about
+/// 1.5 ms of compile time).
 #[allow(clippy::too_many_arguments)]
 pub fn load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -189,21 +192,22 @@ pub fn load<'ctx>(
         KnownAddress::Same { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_load(fl, mem, format, lanes, m);
+            let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
             match rows {
                 None => same(),
-                Some(rows) => choose(fl, rows, vt, &same, dynamic),
+                Some(rows) => choose(fl, rows, vt, &same, &per_lane),
             }
         }
         KnownAddress::Consecutive { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
             let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
-            let (take, slow): (_, &dyn Fn() -> Components<'ctx>) = match rows {
-                None => (run.inside, &per_lane),
-                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            let take = match rows {
+                None => run.inside,
+                Some(rows) => fl.e.b.build_and(rows, run.inside, "")?,
             };
             let fast = || run_load(fl, format, &run, m);
-            choose(fl, take, vt, &fast, slow)
+            choose(fl, take, vt, &fast, &per_lane)
         }
     }
 }
@@ -233,21 +237,22 @@ pub fn store<'ctx>(
         KnownAddress::Same { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_store(fl, mem, format, lanes, m, raws);
+            let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
             match rows {
                 None => same(),
-                Some(rows) => choose_store(fl, rows, &same, dynamic),
+                Some(rows) => choose_store(fl, rows, &same, &per_lane),
             }
         }
         KnownAddress::Consecutive { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
             let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
-            let (take, slow): (_, &dyn Fn() -> Result<(), JitError>) = match rows {
-                None => (run.inside, &per_lane),
-                Some(rows) => (fl.e.b.build_and(rows, run.inside, "")?, dynamic),
+            let take = match rows {
+                None => run.inside,
+                Some(rows) => fl.e.b.build_and(rows, run.inside, "")?,
             };
             let fast = || run_store(fl, format, &run, m, raws);
-            choose_store(fl, take, &fast, slow)
+            choose_store(fl, take, &fast, &per_lane)
         }
     }
 }

@@ -338,19 +338,45 @@ fn run_start<'ctx>(
 
 /// Whether `size` bytes at offset `at` lie inside a memory of `len` bytes:
 /// `size <= len` and `at <= len - size`, so nothing can overflow.
-fn inside_memory<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
+pub(super) fn inside_memory<'ctx>(
+    e: &Emit<'ctx, '_>,
     len: IntValue<'ctx>,
     size: u64,
     at: IntValue<'ctx>,
 ) -> Result<IntValue<'ctx>, JitError> {
-    let e = fl.e;
     let b = &e.b;
     let size64 = e.i64().const_int(size, false);
     let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
     let last = b.build_int_sub(len, size64, "")?;
     let below = b.build_int_compare(IntPredicate::ULE, at, last, "")?;
     Ok(b.build_and(fits, below, "")?)
+}
+
+/// Each component of the element at `base + aligned` (checked to be in
+/// bounds) loaded once and broadcast to the lanes of `mask`, 0 elsewhere.
+pub(super) fn broadcast_components<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    aligned: IntValue<'ctx>,
+    format: MemFormat,
+    vt: VectorType<'ctx>,
+    mask: V<'ctx>,
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let b = &e.b;
+    let elem_bytes = u64::from(format.elem.bytes());
+    let mut components = Vec::new();
+    for i in 0..u64::from(format.count) {
+        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
+        // SAFETY (for LLVM): the caller checked the element is in bounds.
+        let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
+        let x = e.load_aligned(vt.get_element_type(), ptr, format.elem.bytes())?;
+        let splat = e.splat(x)?;
+        components.push(
+            b.build_select(mask, splat, vt.const_zero(), "")?
+                .into_vector_value(),
+        );
+    }
+    Ok(components)
 }
 
 fn masked_load<'ctx>(
@@ -553,7 +579,7 @@ fn address_shape<'ctx>(
     let misalign = b.build_and(at, e.i64().const_int(u64::from(size) - 1, false), "")?;
     let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
     let span = span(fl, mem)?;
-    let end_ok = inside_memory(fl, span.len, u64::from(size), at_last)?;
+    let end_ok = inside_memory(fl.e, span.len, u64::from(size), at_last)?;
     let mut run_inside = b.build_and(consecutive, no_wrap, "")?;
     for c in [aligned, end_ok] {
         run_inside = b.build_and(run_inside, c, "")?;
@@ -604,7 +630,7 @@ fn shaped_load<'ctx>(
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl, span.len, size, aligned)?;
+    let inside = inside_memory(fl.e, span.len, size, aligned)?;
     b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
     b.position_at_end(outside_bb);
@@ -613,20 +639,7 @@ fn shaped_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(inside_bb);
-    let elem_t = vt.get_element_type();
-    let elem_bytes = u64::from(format.elem.bytes());
-    let mut scalars = Vec::new();
-    for i in 0..u64::from(format.count) {
-        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
-        // SAFETY (for LLVM): checked above, the component is in bounds.
-        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
-        let x = e.load_aligned(elem_t, ptr, format.elem.bytes())?;
-        let splat = e.splat(x)?;
-        scalars.push(
-            b.build_select(m, splat, vt.const_zero(), "")?
-                .into_vector_value(),
-        );
-    }
+    let scalars = broadcast_components(e, span.base, aligned, format, vt, m)?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(not_uniform_bb);

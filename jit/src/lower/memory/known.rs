@@ -17,8 +17,8 @@
 //! no out-of-bounds lane.
 
 use super::{
-    elem_align, elem_vec, inside_memory, lane_at, lanes_load, lanes_store, masked_load,
-    masked_store, record_faults, run_start, span, End, V,
+    broadcast_components, elem_align, elem_vec, inside_memory, lane_at, lanes_load, lanes_store,
+    masked_load, masked_store, record_faults, run_start, span, End, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -321,7 +321,7 @@ fn same_address_load<'ctx>(
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl, span.len, size, aligned)?;
+    let inside = inside_memory(fl.e, span.len, size, aligned)?;
     let inside_bb = e.cx.append_basic_block(fl.func, "load.same.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "load.same.outside");
     let join = e.cx.append_basic_block(fl.func, "load.same.done");
@@ -332,19 +332,7 @@ fn same_address_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(inside_bb);
-    let elem_bytes = u64::from(format.elem.bytes());
-    let mut loaded = Vec::new();
-    for i in 0..u64::from(format.count) {
-        let off = b.build_int_add(aligned, e.i64().const_int(i * elem_bytes, false), "")?;
-        // SAFETY (for LLVM): checked above, the component is in bounds.
-        let ptr = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[off], "")? };
-        let x = e.load_aligned(vt.get_element_type(), ptr, format.elem.bytes())?;
-        let splat = e.splat(x)?;
-        loaded.push(
-            b.build_select(m, splat, vt.const_zero(), "")?
-                .into_vector_value(),
-        );
-    }
+    let loaded = broadcast_components(e, span.base, aligned, format, vt, m)?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
@@ -376,7 +364,7 @@ fn same_address_store<'ctx>(
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl, span.len, size, aligned)?;
+    let inside = inside_memory(fl.e, span.len, size, aligned)?;
     let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
     let write = b.build_and(inside, some, "")?;
     let write_bb = e.cx.append_basic_block(fl.func, "store.same.inside");
@@ -447,7 +435,7 @@ fn consecutive_run<'ctx>(
     let first_aligned = b.build_and(at_first, round, "")?;
     let last_aligned = b.build_and(at_last, round, "")?;
     let span = span(fl, mem)?;
-    let ends_inside = inside_memory(fl, span.len, u64::from(size), last_aligned)?;
+    let ends_inside = inside_memory(fl.e, span.len, u64::from(size), last_aligned)?;
     let inside = b.build_and(no_wrap, ends_inside, "")?;
     let (_, start) = run_start(fl, span.base, first, first_aligned, size)?;
     Ok(Run { inside, start })

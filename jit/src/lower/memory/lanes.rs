@@ -16,7 +16,7 @@
 //! (`vpgatherdd`): from `base + 2^31`, each offset with its top bit
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
-use super::{elem_vec, fault_routine, Span, V};
+use super::{broadcast_components, elem_vec, fault_routine, inside_memory, Span, V};
 use crate::abi;
 use crate::emit::{Emit, LANES};
 use crate::lower::FnLowering;
@@ -346,19 +346,7 @@ fn emit_shaped<'ctx>(
         joined.push((zeros, outside_bb));
 
         b.position_at_end(inside_bb);
-        let elem = u64::from(format.elem.bytes());
-        let mut scalars = Vec::new();
-        for i in 0..u64::from(format.count) {
-            let off = b.build_int_add(aligned, e.i64().const_int(i * elem, false), "")?;
-            // SAFETY (for LLVM): checked above, the component is in bounds.
-            let ptr = unsafe { b.build_gep(e.cx.i8_type(), v.base, &[off], "")? };
-            let x = e.load_aligned(vt.get_element_type(), ptr, format.elem.bytes())?;
-            let splat = e.splat(x)?;
-            scalars.push(
-                b.build_select(mask, splat, vt.const_zero(), "")?
-                    .into_vector_value(),
-            );
-        }
+        let scalars = broadcast_components(e, v.base, aligned, format, vt, mask)?;
         b.build_unconditional_branch(join)?;
         joined.push((scalars, inside_bb));
         b.position_at_end(other_bb);
@@ -490,22 +478,6 @@ fn address_shape<'ctx>(
         run_inside,
         run_start,
     })
-}
-
-/// Whether `size` bytes at offset `at` lie inside a memory of `len` bytes:
-/// `size <= len` and `at <= len - size`, so nothing can overflow.
-fn inside_memory<'ctx>(
-    e: &Emit<'ctx, '_>,
-    len: IntValue<'ctx>,
-    size: u64,
-    at: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    let b = &e.b;
-    let size64 = e.i64().const_int(size, false);
-    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
-    let last = b.build_int_sub(len, size64, "")?;
-    let below = b.build_int_compare(IntPredicate::ULE, at, last, "")?;
-    Ok(b.build_and(fits, below, "")?)
 }
 
 /// The checked lane-by-lane access from the builder's position in `func`;

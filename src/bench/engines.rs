@@ -3,6 +3,7 @@
 //! [`COLD_COMPILES`] times), then run on fresh copies of the inputs, timing
 //! the launch alone.
 
+use crate::bench::runner::median;
 use crate::bench::Launch;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,9 +71,9 @@ impl Engine {
             times.push(start.elapsed());
             kernel = Some(prepared);
         }
-        times.sort();
         let kernel = kernel.ok_or("no kernel was prepared")?;
-        Ok((ReadyKernel { runtime, kernel }, times[times.len() / 2]))
+        let compile = median(&times).ok_or("no kernel was prepared")?;
+        Ok((ReadyKernel { runtime, kernel }, compile))
     }
 }
 

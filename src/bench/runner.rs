@@ -85,11 +85,8 @@ impl Measurement {
         self.times.iter().min().copied()
     }
 
-    /// The median (the lower middle one for an even count).
     pub fn median(&self) -> Option<Duration> {
-        let mut sorted = self.times.clone();
-        sorted.sort();
-        sorted.get(sorted.len().saturating_sub(1) / 2).copied()
+        median(&self.times)
     }
 
     /// Units per second at the median time.
@@ -97,6 +94,13 @@ impl Measurement {
         let median = self.median()?.as_secs_f64();
         (median > 0.0).then(|| self.units / median)
     }
+}
+
+/// The median of `times` (the lower middle one for an even count).
+pub fn median(times: &[Duration]) -> Option<Duration> {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted.get(sorted.len().saturating_sub(1) / 2).copied()
 }
 
 /// The configurations `options` asks for, in table order.

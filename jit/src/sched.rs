@@ -257,7 +257,8 @@ fn clear_faults(ctx: &mut WarpContext) {
 /// Replaces `contexts` with the contexts of the workgroup's warps, reusing
 /// its allocation. Fields are written in place: building each context as
 /// a value and moving it in costs more than the rest of a small
-/// workgroup's setup.
+/// workgroup's setup. The fields a run changes are set by
+/// [`next_workgroup`], as between workgroups.
 pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<WarpContext>) {
     let cfg = frame.config;
     let warps = cfg.warps_per_workgroup() as usize;
@@ -271,7 +272,6 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
         ctx.params = frame.params.as_ptr();
         ctx.buffers = frame.buffers.as_ptr();
         ctx.shared = frame.shared.as_ptr();
-        ctx.workgroup_id = frame.workgroup_id;
         ctx.num_workgroups = cfg.grid;
         ctx.workgroup_size = cfg.workgroup;
         ctx.warp_index = index;
@@ -280,14 +280,10 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
         ctx.sm_count = cfg.sm_count;
         ctx.warps_per_sm = cfg.warps_per_sm;
         ctx.entry_mask = existing;
-        ctx.live_mask = existing;
-        ctx.helper_mask = 0;
         clear_faults(ctx);
-        ctx.fuel = cfg.fuel.unwrap_or(u64::MAX);
-        ctx.out_of_fuel = 0;
         ctx.cancel = frame.cancel;
-        ctx.scheduler = std::ptr::null();
     }
+    next_workgroup(contexts, frame.workgroup_id, cfg.fuel);
 }
 
 /// A context to overwrite: no lanes, null pointers.

@@ -352,6 +352,21 @@ pub(super) fn inside_memory<'ctx>(
     Ok(b.build_and(fits, below, "")?)
 }
 
+/// The element holding `at` (rounded down to its `size`-byte alignment)
+/// and whether it lies inside memory of `len` bytes: the one bounds test
+/// of a single-address access.
+pub(super) fn aligned_inside<'ctx>(
+    e: &Emit<'ctx, '_>,
+    len: IntValue<'ctx>,
+    size: u64,
+    at: IntValue<'ctx>,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    let aligned =
+        e.b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
+    let inside = inside_memory(e, len, size, aligned)?;
+    Ok((aligned, inside))
+}
+
 /// Each component of the element at `base + aligned` (checked to be in
 /// bounds) loaded once and broadcast to the lanes of `mask`, 0 elsewhere.
 pub(super) fn broadcast_components<'ctx>(
@@ -629,8 +644,7 @@ fn shaped_load<'ctx>(
     b.position_at_end(uniform_bb);
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, shape.at)?;
     b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
     b.position_at_end(outside_bb);

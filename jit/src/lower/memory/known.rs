@@ -17,8 +17,8 @@
 //! no out-of-bounds lane.
 
 use super::{
-    broadcast_components, elem_align, elem_vec, inside_memory, lane_at, lanes_load, lanes_store,
-    masked_load, masked_store, record_faults, run_start, span, End, V,
+    aligned_inside, broadcast_components, elem_align, elem_vec, inside_memory, lane_at, lanes_load,
+    lanes_store, masked_load, masked_store, record_faults, run_start, span, End, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -320,8 +320,7 @@ fn same_address_load<'ctx>(
     let (_, at) = lanes.reference(fl, first)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, at)?;
     let inside_bb = e.cx.append_basic_block(fl.func, "load.same.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "load.same.outside");
     let join = e.cx.append_basic_block(fl.func, "load.same.done");
@@ -363,8 +362,7 @@ fn same_address_store<'ctx>(
     let (_, at) = lanes.reference(fl, last)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, at)?;
     let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
     let write = b.build_and(inside, some, "")?;
     let write_bb = e.cx.append_basic_block(fl.func, "store.same.inside");

@@ -16,7 +16,9 @@
 //! (`vpgatherdd`): from `base + 2^31`, each offset with its top bit
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
-use super::{broadcast_components, elem_vec, fault_routine, inside_memory, Span, V};
+use super::{
+    aligned_inside, broadcast_components, elem_vec, fault_routine, inside_memory, Span, V,
+};
 use crate::abi;
 use crate::emit::{Emit, LANES};
 use crate::lower::FnLowering;
@@ -334,8 +336,7 @@ fn emit_shaped<'ctx>(
 
         b.position_at_end(uniform_bb);
         let size = u64::from(format.bytes());
-        let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-        let inside = inside_memory(e, v.len, size, aligned)?;
+        let (aligned, inside) = aligned_inside(e, v.len, size, shape.at)?;
         b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
         b.position_at_end(outside_bb);

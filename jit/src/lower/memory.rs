@@ -16,6 +16,7 @@ use super::FnLowering;
 use crate::abi::{self, offsets};
 use crate::emit::{Emit, LANES};
 use crate::JitError;
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::VectorType;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
@@ -367,6 +368,25 @@ pub(super) fn aligned_inside<'ctx>(
     Ok((aligned, inside))
 }
 
+/// One phi per component at the join block the builder is in: component
+/// `c` comes from `values[c]` of each `(values, block)` of `incoming`.
+pub(super) fn join_components<'ctx>(
+    e: &Emit<'ctx, '_>,
+    vt: VectorType<'ctx>,
+    count: usize,
+    incoming: &[(&[V<'ctx>], BasicBlock<'ctx>)],
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let mut out = Vec::new();
+    for c in 0..count {
+        let phi = e.b.build_phi(vt, "")?;
+        for (values, from) in incoming {
+            phi.add_incoming(&[(&values[c], *from)]);
+        }
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
 /// Each component of the element at `base + aligned` (checked to be in
 /// bounds) loaded once and broadcast to the lanes of `mask`, 0 elsewhere.
 pub(super) fn broadcast_components<'ctx>(
@@ -679,17 +699,17 @@ fn shaped_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
-    let zero = vt.const_zero();
-    let mut out = Vec::new();
-    for (u, v) in scalars.iter().zip(&lanes) {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(u, inside_bb), (&zero, outside_bb), (v, lanes_end)]);
-        if let Some(r) = run_value {
-            phi.add_incoming(&[(&r, run_bb)]);
-        }
-        out.push(phi.as_basic_value().into_vector_value());
+    let zeros = vec![vt.const_zero(); scalars.len()];
+    let run_values: Vec<V<'ctx>> = run_value.into_iter().collect();
+    let mut incoming = vec![
+        (scalars.as_slice(), inside_bb),
+        (zeros.as_slice(), outside_bb),
+        (lanes.as_slice(), lanes_end),
+    ];
+    if run_value.is_some() {
+        incoming.push((run_values.as_slice(), run_bb));
     }
-    Ok(out)
+    join_components(e, vt, scalars.len(), &incoming)
 }
 
 /// `load.FMT`: by the address shape the lane-shape analysis found

@@ -17,7 +17,8 @@
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
 use super::{
-    aligned_inside, broadcast_components, elem_vec, fault_routine, inside_memory, Span, V,
+    aligned_inside, broadcast_components, elem_vec, fault_routine, inside_memory, join_components,
+    Span, V,
 };
 use crate::abi;
 use crate::emit::{Emit, LANES};
@@ -387,16 +388,12 @@ fn emit_shaped<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
-    let mut out = Vec::new();
     let components = if load { usize::from(format.count) } else { 0 };
-    for c in 0..components {
-        let phi = b.build_phi(vt, "")?;
-        for (values, from) in &joined {
-            phi.add_incoming(&[(&values[c], *from)]);
-        }
-        out.push(phi.as_basic_value().into_vector_value());
-    }
-    Ok(out)
+    let incoming: Vec<_> = joined
+        .iter()
+        .map(|(values, from)| (values.as_slice(), *from))
+        .collect();
+    join_components(e, vt, components, &incoming)
 }
 
 /// What the active lanes' `i32` addresses look like.

@@ -17,9 +17,9 @@
 //! no out-of-bounds lane.
 
 use super::{
-    aligned_inside, broadcast_components, elem_align, elem_vec, inside_memory, join_components,
-    lane_at, lanes_load, lanes_store, masked_load, masked_store, record_faults, run_start, span,
-    End, V,
+    aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
+    join_components, lane_at, lanes_load, lanes_store, masked_load, masked_store, record_faults,
+    run_start, span, End, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -357,7 +357,7 @@ fn same_address_store<'ctx>(
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
     let (aligned, inside) = aligned_inside(fl.e, span.len, size, at)?;
-    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let some = any_lane(fl, bits)?;
     let write = b.build_and(inside, some, "")?;
     let write_bb = e.cx.append_basic_block(fl.func, "store.same.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "store.same.outside");

@@ -16,6 +16,7 @@ use super::FnLowering;
 use crate::abi::{self, offsets};
 use crate::emit::{Emit, LANES};
 use crate::JitError;
+use inkwell::basic_block::BasicBlock;
 use inkwell::types::VectorType;
 use inkwell::values::{IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
@@ -352,6 +353,40 @@ pub(super) fn inside_memory<'ctx>(
     Ok(b.build_and(fits, below, "")?)
 }
 
+/// The element holding `at` (rounded down to its `size`-byte alignment)
+/// and whether it lies inside memory of `len` bytes: the one bounds test
+/// of a single-address access.
+pub(super) fn aligned_inside<'ctx>(
+    e: &Emit<'ctx, '_>,
+    len: IntValue<'ctx>,
+    size: u64,
+    at: IntValue<'ctx>,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>), JitError> {
+    let aligned =
+        e.b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
+    let inside = inside_memory(e, len, size, aligned)?;
+    Ok((aligned, inside))
+}
+
+/// One phi per component at the join block the builder is in: component
+/// `c` comes from `values[c]` of each `(values, block)` of `incoming`.
+pub(super) fn join_components<'ctx>(
+    e: &Emit<'ctx, '_>,
+    vt: VectorType<'ctx>,
+    count: usize,
+    incoming: &[(&[V<'ctx>], BasicBlock<'ctx>)],
+) -> Result<Vec<V<'ctx>>, JitError> {
+    let mut out = Vec::new();
+    for c in 0..count {
+        let phi = e.b.build_phi(vt, "")?;
+        for (values, from) in incoming {
+            phi.add_incoming(&[(&values[c], *from)]);
+        }
+        out.push(phi.as_basic_value().into_vector_value());
+    }
+    Ok(out)
+}
+
 /// Each component of the element at `base + aligned` (checked to be in
 /// bounds) loaded once and broadcast to the lanes of `mask`, 0 elsewhere.
 pub(super) fn broadcast_components<'ctx>(
@@ -629,8 +664,7 @@ fn shaped_load<'ctx>(
     b.position_at_end(uniform_bb);
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, shape.at)?;
     b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
     b.position_at_end(outside_bb);
@@ -665,17 +699,17 @@ fn shaped_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
-    let zero = vt.const_zero();
-    let mut out = Vec::new();
-    for (u, v) in scalars.iter().zip(&lanes) {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(u, inside_bb), (&zero, outside_bb), (v, lanes_end)]);
-        if let Some(r) = run_value {
-            phi.add_incoming(&[(&r, run_bb)]);
-        }
-        out.push(phi.as_basic_value().into_vector_value());
+    let zeros = vec![vt.const_zero(); scalars.len()];
+    let run_values: Vec<V<'ctx>> = run_value.into_iter().collect();
+    let mut incoming = vec![
+        (scalars.as_slice(), inside_bb),
+        (zeros.as_slice(), outside_bb),
+        (lanes.as_slice(), lanes_end),
+    ];
+    if run_value.is_some() {
+        incoming.push((run_values.as_slice(), run_bb));
     }
-    Ok(out)
+    join_components(e, vt, scalars.len(), &incoming)
 }
 
 /// `load.FMT`: by the address shape the lane-shape analysis found

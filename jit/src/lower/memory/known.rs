@@ -17,8 +17,9 @@
 //! no out-of-bounds lane.
 
 use super::{
-    broadcast_components, elem_align, elem_vec, inside_memory, lane_at, lanes_load, lanes_store,
-    masked_load, masked_store, record_faults, run_start, span, End, V,
+    aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
+    join_components, lane_at, lanes_load, lanes_store, masked_load, masked_store, record_faults,
+    run_start, span, End, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -129,13 +130,7 @@ fn choose<'ctx>(
     let c_end = e.current_block()?;
     b.build_unconditional_branch(join)?;
     b.position_at_end(join);
-    let mut out = Vec::new();
-    for (x, y) in a.iter().zip(&c) {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(x, a_end), (y, c_end)]);
-        out.push(phi.as_basic_value().into_vector_value());
-    }
-    Ok(out)
+    join_components(e, vt, a.len(), &[(&a, a_end), (&c, c_end)])
 }
 
 /// `then()` where `cond` holds, else `otherwise()`, for stores.
@@ -320,8 +315,7 @@ fn same_address_load<'ctx>(
     let (_, at) = lanes.reference(fl, first)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, at)?;
     let inside_bb = e.cx.append_basic_block(fl.func, "load.same.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "load.same.outside");
     let join = e.cx.append_basic_block(fl.func, "load.same.done");
@@ -336,14 +330,13 @@ fn same_address_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
-    let zero = vt.const_zero();
-    let mut out = Vec::new();
-    for v in &loaded {
-        let phi = b.build_phi(vt, "")?;
-        phi.add_incoming(&[(v, inside_bb), (&zero, outside_bb)]);
-        out.push(phi.as_basic_value().into_vector_value());
-    }
-    Ok(out)
+    let zeros = vec![vt.const_zero(); loaded.len()];
+    join_components(
+        e,
+        vt,
+        loaded.len(),
+        &[(&loaded, inside_bb), (&zeros, outside_bb)],
+    )
 }
 
 /// One address for all storing lanes: the highest one's components are
@@ -363,9 +356,8 @@ fn same_address_store<'ctx>(
     let (_, at) = lanes.reference(fl, last)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
-    let aligned = b.build_and(at, e.i64().const_int(!(size - 1), false), "")?;
-    let inside = inside_memory(fl.e, span.len, size, aligned)?;
-    let some = b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?;
+    let (aligned, inside) = aligned_inside(fl.e, span.len, size, at)?;
+    let some = any_lane(fl, bits)?;
     let write = b.build_and(inside, some, "")?;
     let write_bb = e.cx.append_basic_block(fl.func, "store.same.inside");
     let outside_bb = e.cx.append_basic_block(fl.func, "store.same.outside");

@@ -16,7 +16,10 @@
 //! (`vpgatherdd`): from `base + 2^31`, each offset with its top bit
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
-use super::{broadcast_components, elem_vec, fault_routine, inside_memory, Span, V};
+use super::{
+    aligned_inside, broadcast_components, elem_vec, fault_routine, inside_memory, join_components,
+    Span, V,
+};
 use crate::abi;
 use crate::emit::{Emit, LANES};
 use crate::lower::FnLowering;
@@ -334,8 +337,7 @@ fn emit_shaped<'ctx>(
 
         b.position_at_end(uniform_bb);
         let size = u64::from(format.bytes());
-        let aligned = b.build_and(shape.at, e.i64().const_int(!(size - 1), false), "")?;
-        let inside = inside_memory(e, v.len, size, aligned)?;
+        let (aligned, inside) = aligned_inside(e, v.len, size, shape.at)?;
         b.build_conditional_branch(inside, inside_bb, outside_bb)?;
 
         b.position_at_end(outside_bb);
@@ -386,16 +388,12 @@ fn emit_shaped<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);
-    let mut out = Vec::new();
     let components = if load { usize::from(format.count) } else { 0 };
-    for c in 0..components {
-        let phi = b.build_phi(vt, "")?;
-        for (values, from) in &joined {
-            phi.add_incoming(&[(&values[c], *from)]);
-        }
-        out.push(phi.as_basic_value().into_vector_value());
-    }
-    Ok(out)
+    let incoming: Vec<_> = joined
+        .iter()
+        .map(|(values, from)| (values.as_slice(), *from))
+        .collect();
+    join_components(e, vt, components, &incoming)
 }
 
 /// What the active lanes' `i32` addresses look like.

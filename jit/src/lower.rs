@@ -9,6 +9,7 @@
 
 mod atomic;
 mod convert;
+mod loop_vars;
 mod math;
 mod memory;
 mod ops;
@@ -25,6 +26,7 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use loop_vars::Shadow;
 use memory::{AddressFacts, KnownAddress};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{Block, FuncId, Function, Inst, Op, Operand, Place, Stmt, Type, VerifiedModule};
@@ -128,6 +130,12 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     shapes: FunctionShapes,
     row_shapes: FunctionShapes,
     entry_block: BasicBlock<'ctx>,
+    /// Per loop entered and not left, outermost first: the shadows of
+    /// variables (see [`loop_vars`]), by variable.
+    shadow_frames: Vec<Vec<Option<(PointerValue<'ctx>, Shadow)>>>,
+    /// The loop frame whose lanes are all active at the builder's
+    /// statement, if any: writes to its shadows skip the select.
+    every_lane_frame: Option<usize>,
 }
 
 impl<'ctx, 'a> FnLowering<'ctx, 'a> {
@@ -187,6 +195,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             shapes: FunctionShapes::analyse(module, f, IdLayout::Any),
             row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             entry_block,
+            shadow_frames: Vec::new(),
+            every_lane_frame: None,
         };
         fl.lower_privates()?;
         e.b.position_at_end(body_block);
@@ -273,7 +283,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.mask.pop_cond();
                     return Ok(());
                 }
-                let taken = if self.shapes.condition(s) == Some(LaneShape::Uniform) {
+                let uniform = self.shapes.condition(s) == Some(LaneShape::Uniform);
+                let taken = if uniform {
                     // All active lanes agree on `c`: the then side, if
                     // taken, has all of them, so its mask is the current
                     // one, not a new value.
@@ -285,6 +296,12 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     let then_mask = self.mask.push_cond(e, c)?;
                     e.any(then_mask)?
                 };
+                // Under a divergent condition, lanes still in the loop may
+                // be inactive: writes must keep their values.
+                let every_lane_frame = self.every_lane_frame;
+                if !uniform {
+                    self.every_lane_frame = None;
+                }
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
                 e.b.build_conditional_branch(taken, then_bb, else_test)?;
@@ -294,6 +311,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 self.mask.pop_cond();
                 e.b.position_at_end(else_test);
                 if else_body.stmts.is_empty() {
+                    self.every_lane_frame = every_lane_frame;
                     return Ok(());
                 }
                 // The else lanes: active before the if and not `c`.
@@ -308,6 +326,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 self.mask.pop_cond();
                 e.b.build_unconditional_branch(end)?;
                 e.b.position_at_end(end);
+                self.every_lane_frame = every_lane_frame;
                 Ok(())
             }
             Stmt::Loop { body, .. } => {
@@ -315,6 +334,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let active = self.entry_alloca(mvec, "loop.active")?;
                 let cont = self.entry_alloca(mvec, "loop.cont")?;
                 self.mask.push_loop(e, active, cont)?;
+                self.enter_shadows(body)?;
                 let header = self.new_block("loop");
                 let body_bb = self.new_block("loop.body");
                 let exit = self.new_block("loop.exit");
@@ -324,10 +344,14 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let m = self.mask.current(e)?;
                 e.b.build_conditional_branch(e.any(m)?, body_bb, exit)?;
                 e.b.position_at_end(body_bb);
+                let every_lane_frame = self.every_lane_frame;
+                self.every_lane_frame = Some(self.shadow_frames.len() - 1);
                 self.block(body)?;
+                self.every_lane_frame = every_lane_frame;
                 self.mask.end_iteration(e)?;
                 e.b.build_unconditional_branch(header)?;
                 self.mask.pop_loop();
+                self.shadow_frames.pop();
                 e.b.position_at_end(exit);
                 Ok(())
             }
@@ -372,7 +396,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let rest = self.mask.without(e, waiting, round)?;
                 e.b.build_store(remaining, rest)?;
                 self.mask.push_mask(round);
+                let every_lane_frame = self.every_lane_frame.take();
                 self.block(body)?;
+                self.every_lane_frame = every_lane_frame;
                 self.mask.pop_cond();
                 e.b.build_unconditional_branch(header)?;
                 e.b.position_at_end(exit);
@@ -463,7 +489,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             Operand::Var(v) => {
                 let ty = e.vec_type(self.f.var_type(*v));
                 Ok(e.b
-                    .build_load(ty, self.vars[v.0 as usize], "")?
+                    .build_load(ty, self.var_slot(v.0 as usize), "")?
                     .into_vector_value())
             }
             Operand::Param(p) => {
@@ -526,13 +552,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 Ok(())
             }
             Place::Var(id) => {
-                let e = self.e;
-                let slot = self.vars[id.0 as usize];
-                let old = e.b.build_load(v.get_type(), slot, "")?.into_vector_value();
-                let m = self.mask.current(e)?;
-                let merged = e.b.build_select(m, v, old, "")?;
-                e.b.build_store(slot, merged)?;
-                Ok(())
+                let m = self.mask.current(self.e)?;
+                self.write_var(id.0 as usize, v, m, true)
             }
         }
     }
@@ -553,14 +574,80 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 self.values[id.0 as usize] = Some(masked);
                 Ok(())
             }
-            Place::Var(id) => {
-                let slot = self.vars[id.0 as usize];
-                let old = e.b.build_load(v.get_type(), slot, "")?.into_vector_value();
-                let merged = e.b.build_select(lanes, v, old, "")?;
-                e.b.build_store(slot, merged)?;
-                Ok(())
+            Place::Var(id) => self.write_var(id.0 as usize, v, lanes, false),
+        }
+    }
+
+    /// Where variable `v` is read: the innermost loop shadow, or the
+    /// variable itself.
+    fn var_slot(&self, v: usize) -> PointerValue<'ctx> {
+        self.shadow_frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.get(v).copied().flatten())
+            .map_or(self.vars[v], |(slot, _)| slot)
+    }
+
+    /// Assigns variable `v` in the lanes of `lanes`: its innermost shadow
+    /// in every lane where that is allowed (`any_lanes` and the shadow's
+    /// loop has all its lanes active here), and the outer copies that are
+    /// read outside the inner loops with the select.
+    fn write_var(
+        &mut self,
+        v: usize,
+        value: VectorValue<'ctx>,
+        lanes: VectorValue<'ctx>,
+        any_lanes: bool,
+    ) -> Result<(), JitError> {
+        let e = self.e;
+        let masked = |slot: PointerValue<'ctx>| -> Result<(), JitError> {
+            let old =
+                e.b.build_load(value.get_type(), slot, "")?
+                    .into_vector_value();
+            let merged = e.b.build_select(lanes, value, old, "")?;
+            e.b.build_store(slot, merged)?;
+            Ok(())
+        };
+        for (depth, frame) in self.shadow_frames.iter().enumerate().rev() {
+            let Some((slot, shadow)) = frame.get(v).copied().flatten() else {
+                continue;
+            };
+            if any_lanes && self.every_lane_frame == Some(depth) {
+                e.b.build_store(slot, value)?;
+            } else {
+                masked(slot)?;
+            }
+            if !shadow.read_outside {
+                return Ok(());
             }
         }
+        masked(self.vars[v])
+    }
+
+    /// Before a loop's header: the shadows of the variables it writes in
+    /// every lane, each starting as a copy of the variable's current value.
+    fn enter_shadows(&mut self, body: &Block) -> Result<(), JitError> {
+        let e = self.e;
+        let shapes = &self.shapes;
+        let uniform = |s: &Stmt| shapes.condition(s) == Some(LaneShape::Uniform);
+        let mut frame = Vec::new();
+        for (v, shadow) in loop_vars::loop_shadows(self.f, body, &uniform)
+            .into_iter()
+            .enumerate()
+        {
+            frame.push(match shadow {
+                Some(shadow) => {
+                    let ty = e.vec_type(self.f.vars[v].ty);
+                    let slot = self.entry_alloca(ty, &format!("{}.shadow", self.f.vars[v].name))?;
+                    let now = e.b.build_load(ty, self.var_slot(v), "")?;
+                    e.b.build_store(slot, now)?;
+                    Some((slot, shadow))
+                }
+                None => None,
+            });
+        }
+        self.shadow_frames.push(frame);
+        Ok(())
     }
 
     fn inst(&mut self, i: &Inst) -> Result<(), JitError> {

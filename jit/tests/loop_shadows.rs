@@ -1,0 +1,352 @@
+//! Loop shadows (`jit/src/lower/loop_vars.rs`): variables a loop writes in
+//! every lane, so the loop's values do not wait for its break masks. Each
+//! program puts lanes where a shadow and its variable differ (lanes that
+//! broke, never entered, skipped an iteration's `if`, returned or ended)
+//! and then reads the variable where that would show, against the
+//! interpreter on every target, with partial warps.
+
+use warpjit_ir::interp::{self, LaunchConfig};
+use warpjit_ir::VerifiedModule;
+use warpjit_jit::{compile, launch, JitOptions, Target};
+
+fn module(text: &str) -> VerifiedModule {
+    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
+    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
+}
+
+/// Runs `@main` over `n` invocations in workgroups of 64 (the last one
+/// partial when `n` is not a multiple of 32) on the interpreter and on the
+/// JIT at every target; the `out` buffer and the fault reports must agree,
+/// and `out` must not be all zeros (the program computed something).
+fn same_as_interpreter(text: &str, n: u32, params: &[u64]) {
+    let m = module(text);
+    let kernel = m.find_function("main").expect("@main");
+    let input: Vec<u8> = (0..n * 4)
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    let buffers = vec![input, vec![0u8; (n * 16) as usize]];
+    for target in [Target::Native, Target::Avx2, Target::Sse42] {
+        let options = JitOptions {
+            opt_level: 2,
+            target,
+        };
+        let compiled = compile(&m, &options).expect("compiles");
+        let cfg = LaunchConfig::new([n.div_ceil(64), 1, 1], [64, 1, 1]);
+        let mut all = params.to_vec();
+        all.insert(0, u64::from(n));
+        let mut expected = buffers.clone();
+        let want = interp::launch(&m, kernel, &cfg, &all, &mut expected).expect("interpreter");
+        let mut memory = buffers.clone();
+        let got = launch(&compiled, &m, kernel, &cfg, &all, &mut memory).expect("runs");
+        assert!(
+            expected[1].iter().any(|&b| b != 0),
+            "the program wrote nothing\n{text}"
+        );
+        assert!(memory == expected, "{target:?}: memory differs\n{text}");
+        assert_eq!(got.faults, want.faults, "{target:?}: faults\n{text}");
+    }
+}
+
+/// Mandelbrot's shape: a count read after the loop, values read only in it.
+#[test]
+fn counts_after_divergent_breaks() {
+    same_as_interpreter(
+        "
+param %n: i32
+param %limit: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $x: i32
+  var $count: i32
+  var $last: i32
+  %g = global_id.x
+  %inside = cmp.lt.u %g, %n
+  if %inside {
+    %a = shl %g, 2
+    $x = load.u32 @in, %a
+    loop {
+      %done = cmp.ge.s $count, %limit
+      if %done {
+        break
+      }
+      %low = and $x, 15
+      %stop = cmp.eq %low, 3
+      if %stop {
+        break
+      }
+      %m = mul $x, 1103515245
+      $x = add %m, 12345
+      $last = shr.u $x, 16
+      $count = add $count, 1
+    }
+    %o = shl %g, 3
+    store.u32x2 @out, %o, $count, $last
+  }
+}
+",
+        1000,
+        &[40],
+    );
+}
+
+/// Writes under `if`s: a divergent one (lanes stay in the loop without
+/// running it, so their values must be kept) and a uniform one.
+#[test]
+fn writes_under_divergent_and_uniform_ifs() {
+    same_as_interpreter(
+        "
+param %n: i32
+param %flag: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $x: i32
+  var $y: i32
+  var $i: i32
+  %g = global_id.x
+  %a = shl %g, 2
+  $x = load.u32 @in, %a
+  $y = mov %g
+  loop {
+    %done = cmp.ge.u $i, 24
+    if %done {
+      break
+    }
+    %odd = and $x, 1
+    %is_odd = cmp.ne %odd, 0
+    if %is_odd {
+      $y = add $y, $x
+    } else {
+      $y = xor $y, 0x5a5a
+    }
+    $y = add $y, 1
+    %on = cmp.ne %flag, 0
+    if %on {
+      $x = shr.u $x, 1
+    } else {
+      $x = mul $x, 3
+    }
+    %big = cmp.gt.u $y, 4000000000
+    if %big {
+      break
+    }
+    $i = add $i, 1
+  }
+  %o = shl %g, 3
+  store.u32x2 @out, %o, $x, $y
+}
+",
+        200,
+        &[1],
+    );
+}
+
+/// Nested loops shadowing the same variable, a divergent inner break and
+/// a variable also read before the loops.
+#[test]
+fn nested_loops() {
+    same_as_interpreter(
+        "
+param %n: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $acc: i32
+  var $i: i32
+  var $j: i32
+  %g = global_id.x
+  %a = shl %g, 2
+  $acc = load.u32 @in, %a
+  %before = mul $acc, 7
+  loop {
+    %outer_done = cmp.ge.u $i, 6
+    if %outer_done {
+      break
+    }
+    $j = mov 0
+    %lane = lane_id
+    %some = cmp.lt.u %lane, 20
+    if %some {
+      loop {
+        %lim = add $i, 3
+        %inner_done = cmp.ge.u $j, %lim
+        if %inner_done {
+          break
+        }
+        $acc = add $acc, $j
+        %bits = and $acc, 7
+        %zero = cmp.eq %bits, 0
+        if %zero {
+          break
+        }
+        $acc = mul $acc, 5
+        $j = add $j, 1
+      }
+    }
+    $acc = xor $acc, $i
+    $i = add $i, 1
+  }
+  %o = shl %g, 4
+  store.u32x4 @out, %o, $acc, $i, $j, %before
+}
+",
+        100,
+        &[],
+    );
+}
+
+/// A loop with `continue` keeps the select: lanes that continued come
+/// back next iteration.
+#[test]
+fn loops_with_continue() {
+    same_as_interpreter(
+        "
+param %n: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $x: i32
+  var $i: i32
+  var $sum: i32
+  %g = global_id.x
+  %a = shl %g, 2
+  $x = load.u32 @in, %a
+  loop {
+    $i = add $i, 1
+    %done = cmp.gt.u $i, 30
+    if %done {
+      break
+    }
+    %skip_bit = shr.u $x, $i
+    %skip = and %skip_bit, 1
+    %skipping = cmp.ne %skip, 0
+    if %skipping {
+      continue
+    }
+    $sum = add $sum, $i
+    $x = add $x, $sum
+  }
+  %o = shl %g, 3
+  store.u32x2 @out, %o, $x, $sum
+}
+",
+        100,
+        &[],
+    );
+}
+
+/// Calls, returns inside loops, guarded votes, ordered sections and
+/// `kill` inside loops whose variables are shadowed.
+#[test]
+fn calls_returns_votes_ordered_and_kill() {
+    same_as_interpreter(
+        "
+param %n: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+
+func @steps(%x: i32) -> i32 {
+  var $v: i32
+  var $k: i32
+  $v = mov %x
+  loop {
+    %k3 = and $v, 3
+    %back = cmp.eq %k3, 1
+    if %back {
+      return $k
+    }
+    %done = cmp.ge.u $k, 12
+    if %done {
+      break
+    }
+    $v = shr.u $v, 1
+    $k = add $k, 1
+  }
+  %r = add $k, 100
+  return %r
+}
+
+kernel @main workgroup(64) {
+  var $x: i32
+  var $votes: bool
+  var $turns: i32
+  var $order: i32
+  %g = global_id.x
+  %a = shl %g, 2
+  $x = load.u32 @in, %a
+  loop {
+    %done = cmp.ge.u $turns, 5
+    if %done {
+      break
+    }
+    $x = call @steps($x)
+    %odd = and $x, 1
+    %p = cmp.ne %odd, 0
+    %lane = lane_id
+    %g2 = cmp.lt.u %lane, 24
+    $votes = vote.any %p, guard %g2
+    $order = add $order, 1
+    %key = and $x, 3
+    ordered %key {
+      $order = add $order, $x
+    }
+    %last = cmp.eq $x, 100
+    if %last {
+      kill
+    }
+    $x = add $x, %g
+    $turns = add $turns, 1
+  }
+  %o = shl %g, 4
+  %v = select $votes, 1:i32, 0:i32
+  store.u32x4 @out, %o, $x, %v, $turns, $order
+}
+",
+        150,
+        &[],
+    );
+}
+
+/// In Mandelbrot's loop, `z` is read only inside the loop: its next value
+/// comes straight from the `fadd`, with no select waiting for the escape
+/// mask (the optimised LLVM IR's loop phis).
+#[test]
+fn mandelbrot_values_do_not_wait_for_the_mask() {
+    let m = module(include_str!("../../examples/mandelbrot.warp"));
+    let options = JitOptions {
+        opt_level: 2,
+        target: Target::Native,
+    };
+    let ir = compile(&m, &options)
+        .expect("compiles")
+        .llvm_ir()
+        .expect("IR");
+    let definition = |name: &str| {
+        let prefix = format!("{name} = ");
+        ir.lines()
+            .map(str::trim)
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no definition of {name}\n{ir}"))
+            .to_string()
+    };
+    let mut carried = Vec::new();
+    for line in ir.lines().map(str::trim) {
+        if !line.contains("= phi <32 x float>") {
+            continue;
+        }
+        // `%x = phi <32 x float> [ %entry, %bb ], [ %next, %loop.body... ]`
+        for incoming in line.split('[').skip(1) {
+            let mut parts = incoming.split(',');
+            let value = parts.next().unwrap_or("").trim();
+            let block = parts.next().unwrap_or("").trim();
+            if block.starts_with("%loop.body") {
+                carried.push(definition(value));
+            }
+        }
+    }
+    assert_eq!(carried.len(), 2, "z's two loop phis\n{ir}");
+    for def in &carried {
+        assert!(def.starts_with("fadd"), "loop-carried z is `{def}`\n{ir}");
+    }
+}

@@ -1,7 +1,7 @@
 //! warpjit's JIT: lowers verified warp IR to 32-wide LLVM vector code.
 //!
 //! Every IR value is one LLVM vector of 32 lanes and every instruction runs
-//! on all 32 lanes; an explicit execution mask ([`mask`]) decides which
+//! on all 32 lanes; an explicit execution mask (`src/mask.rs`) decides which
 //! lanes' results count. Each kernel becomes one `extern "C"` function run
 //! once per warp with a [`abi::WarpContext`]. Results are bit-identical to
 //! the reference interpreter (`warpjit_ir::interp`), which

@@ -408,9 +408,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     /// One loop iteration's fuel. When none is left, or the launch's cancel
-    /// flag is raised, every lane leaves the live mask: loops exit at their
-    /// next test and nothing more is written. Stopping is rare, so it is
-    /// handled off the loop's straight path.
+    /// flag is raised, every lane leaves the live mask and the function
+    /// returns: its callers see no live lanes, so nothing more is written.
+    /// Stopping is rare, so it is handled off the loop's straight path.
     fn spend_fuel(&mut self) -> Result<(), JitError> {
         let e = self.e;
         let b = &e.b;
@@ -442,8 +442,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             .into_int_value();
         let flag = b.build_or(old, flag, "")?;
         e.store_field(self.ctxp, offsets::OUT_OF_FUEL, flag.into(), 4)?;
-        self.mask.set_live(e, e.i1().vec_type(LANES).const_zero())?;
-        b.build_unconditional_branch(done_bb)?;
+        // Leaving now, rather than running on with no lanes, keeps the live
+        // mask out of the loop's phis.
+        b.build_return(None)?;
         b.position_at_end(done_bb);
         Ok(())
     }

@@ -108,7 +108,11 @@ fn a_stop_inside_a_call_ends_the_caller_too() {
     assert_eq!(outcome, Err(stop_after(20)));
     let w = words(&memory);
     assert_eq!(&w[..32], &[1; 32], "the store before the call happens");
-    assert_eq!(&w[32..], &[UNWRITTEN; 64], "nothing after the stop is written");
+    assert_eq!(
+        &w[32..],
+        &[UNWRITTEN; 64],
+        "nothing after the stop is written"
+    );
 }
 
 #[test]

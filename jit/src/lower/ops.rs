@@ -450,6 +450,24 @@ fn div32<'ctx>(
     Ok((q, r))
 }
 
+/// The value of every lane of `v` when it is a constant with the same
+/// integer in all lanes (zero-extended). Only constant data vectors are
+/// read (LLVM makes integer splats such); zero vectors and other constants
+/// give `None`.
+fn splat_constant(v: V<'_>) -> Option<u64> {
+    if !v.is_constant_data_vector() {
+        return None;
+    }
+    let lane = |i: u32| match v.get_element_as_constant(i) {
+        BasicValueEnum::IntValue(x) => x.get_zero_extended_constant(),
+        _ => None,
+    };
+    let first = lane(0)?;
+    (1..v.get_type().get_size())
+        .all(|i| lane(i) == Some(first))
+        .then_some(first)
+}
+
 fn select<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     c: V<'ctx>,
@@ -726,6 +744,19 @@ fn binary<'ctx>(
         BinaryOp::DivU | BinaryOp::RemU | BinaryOp::DivS | BinaryOp::RemS => {
             let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
             let quotient = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
+            if let Some(d) = splat_constant(b) {
+                let minus_one = d == u64::MAX >> (64 - w);
+                if d != 0 && !(signed && minus_one) {
+                    // A constant divisor that needs no guard: LLVM turns
+                    // the division into a multiply by its reciprocal.
+                    return Ok(match (signed, quotient) {
+                        (false, true) => e.b.build_int_unsigned_div(a, b, "")?,
+                        (false, false) => e.b.build_int_unsigned_rem(a, b, "")?,
+                        (true, true) => e.b.build_int_signed_div(a, b, "")?,
+                        (true, false) => e.b.build_int_signed_rem(a, b, "")?,
+                    });
+                }
+            }
             // Never let a zero divisor reach the division, nor -1 under MIN
             // when signed: divisor 1 gives MIN / 1 = MIN and MIN % 1 = 0,
             // exactly the results for MIN / -1.

@@ -401,7 +401,6 @@ fn divide<'ctx>(
     signed: bool,
     quotient: bool,
 ) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
     if a.get_type()
         .get_element_type()
         .into_int_type()
@@ -411,6 +410,19 @@ fn divide<'ctx>(
         let (q, r) = div32(fl, a, b, signed)?;
         return Ok(if quotient { q } else { r });
     }
+    llvm_divide(fl, a, b, signed, quotient)
+}
+
+/// LLVM's own `a / b` (or `a % b`), for divisors that are never zero (nor
+/// -1 under MIN when `signed`).
+fn llvm_divide<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    signed: bool,
+    quotient: bool,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
     Ok(match (signed, quotient) {
         (false, true) => e.b.build_int_unsigned_div(a, b, "")?,
         (false, false) => e.b.build_int_unsigned_rem(a, b, "")?,
@@ -749,12 +761,7 @@ fn binary<'ctx>(
                 if d != 0 && !(signed && minus_one) {
                     // A constant divisor that needs no guard: LLVM turns
                     // the division into a multiply by its reciprocal.
-                    return Ok(match (signed, quotient) {
-                        (false, true) => e.b.build_int_unsigned_div(a, b, "")?,
-                        (false, false) => e.b.build_int_unsigned_rem(a, b, "")?,
-                        (true, true) => e.b.build_int_signed_div(a, b, "")?,
-                        (true, false) => e.b.build_int_signed_rem(a, b, "")?,
-                    });
+                    return llvm_divide(fl, a, b, signed, quotient);
                 }
             }
             // Never let a zero divisor reach the division, nor -1 under MIN

@@ -260,6 +260,15 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         Ok(())
     }
 
+    /// Lowers `block` with `frame` as the loop frame whose lanes are all
+    /// active there.
+    fn block_in(&mut self, frame: Option<usize>, block: &Block) -> Result<(), JitError> {
+        let outer = std::mem::replace(&mut self.every_lane_frame, frame);
+        let lowered = self.block(block);
+        self.every_lane_frame = outer;
+        lowered
+    }
+
     fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
         self.e.cx.append_basic_block(self.func, name)
     }
@@ -298,20 +307,16 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 };
                 // Under a divergent condition, lanes still in the loop may
                 // be inactive: writes must keep their values.
-                let every_lane_frame = self.every_lane_frame;
-                if !uniform {
-                    self.every_lane_frame = None;
-                }
+                let frame = if uniform { self.every_lane_frame } else { None };
                 let then_bb = self.new_block("then");
                 let else_test = self.new_block("else.test");
                 e.b.build_conditional_branch(taken, then_bb, else_test)?;
                 e.b.position_at_end(then_bb);
-                self.block(then_body)?;
+                self.block_in(frame, then_body)?;
                 e.b.build_unconditional_branch(else_test)?;
                 self.mask.pop_cond();
                 e.b.position_at_end(else_test);
                 if else_body.stmts.is_empty() {
-                    self.every_lane_frame = every_lane_frame;
                     return Ok(());
                 }
                 // The else lanes: active before the if and not `c`.
@@ -322,11 +327,10 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 e.b.build_conditional_branch(e.any(else_mask)?, else_bb, end)?;
                 e.b.position_at_end(else_bb);
                 self.mask.push_mask(else_mask);
-                self.block(else_body)?;
+                self.block_in(frame, else_body)?;
                 self.mask.pop_cond();
                 e.b.build_unconditional_branch(end)?;
                 e.b.position_at_end(end);
-                self.every_lane_frame = every_lane_frame;
                 Ok(())
             }
             Stmt::Loop { body, .. } => {
@@ -344,10 +348,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let m = self.mask.current(e)?;
                 e.b.build_conditional_branch(e.any(m)?, body_bb, exit)?;
                 e.b.position_at_end(body_bb);
-                let every_lane_frame = self.every_lane_frame;
-                self.every_lane_frame = Some(self.shadow_frames.len() - 1);
-                self.block(body)?;
-                self.every_lane_frame = every_lane_frame;
+                self.block_in(Some(self.shadow_frames.len() - 1), body)?;
                 self.mask.end_iteration(e)?;
                 e.b.build_unconditional_branch(header)?;
                 self.mask.pop_loop();
@@ -396,9 +397,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let rest = self.mask.without(e, waiting, round)?;
                 e.b.build_store(remaining, rest)?;
                 self.mask.push_mask(round);
-                let every_lane_frame = self.every_lane_frame.take();
-                self.block(body)?;
-                self.every_lane_frame = every_lane_frame;
+                self.block_in(None, body)?;
                 self.mask.pop_cond();
                 e.b.build_unconditional_branch(header)?;
                 e.b.position_at_end(exit);
@@ -590,15 +589,15 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     /// Assigns variable `v` in the lanes of `lanes`: its innermost shadow
-    /// in every lane where that is allowed (`any_lanes` and the shadow's
-    /// loop has all its lanes active here), and the outer copies that are
-    /// read outside the inner loops with the select.
+    /// in every lane where that is allowed (`lanes` is the active mask and
+    /// the shadow's loop has all its lanes active here), and the outer
+    /// copies that are read outside the inner loops with the select.
     fn write_var(
         &mut self,
         v: usize,
         value: VectorValue<'ctx>,
         lanes: VectorValue<'ctx>,
-        any_lanes: bool,
+        lanes_are_active: bool,
     ) -> Result<(), JitError> {
         let e = self.e;
         let masked = |slot: PointerValue<'ctx>| -> Result<(), JitError> {
@@ -613,7 +612,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             let Some((slot, shadow)) = frame.get(v).copied().flatten() else {
                 continue;
             };
-            if any_lanes && self.every_lane_frame == Some(depth) {
+            if lanes_are_active && self.every_lane_frame == Some(depth) {
                 e.b.build_store(slot, value)?;
             } else {
                 masked(slot)?;

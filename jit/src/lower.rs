@@ -133,6 +133,8 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// Per loop entered and not left, outermost first: the shadows of
     /// variables (see [`loop_vars`]), by variable.
     shadow_frames: Vec<Vec<Option<(PointerValue<'ctx>, Shadow)>>>,
+    /// Reads of each variable in the whole function.
+    var_reads: Vec<usize>,
     /// The loop frame whose lanes are all active at the builder's
     /// statement, if any: writes to its shadows skip the select.
     every_lane_frame: Option<usize>,
@@ -196,6 +198,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             entry_block,
             shadow_frames: Vec::new(),
+            var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
         };
         fl.lower_privates()?;
@@ -631,7 +634,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let shapes = &self.shapes;
         let uniform = |s: &Stmt| shapes.condition(s) == Some(LaneShape::Uniform);
         let mut frame = Vec::new();
-        for (v, shadow) in loop_vars::loop_shadows(self.f, body, &uniform)
+        for (v, shadow) in loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform)
             .into_iter()
             .enumerate()
         {

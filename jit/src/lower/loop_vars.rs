@@ -23,7 +23,7 @@
 //! that waits for it, and the shadow would only hold one more vector in a
 //! register (nbody's accumulators: 8.5 to 9.3 ms with shadows).
 
-use warpjit_ir::{Block, Function, Operand, Place, Stmt, ValueId, VarId};
+use warpjit_ir::{walk_block, Block, Function, Operand, Place, Stmt, ValueId, VarId};
 
 /// How a loop uses one variable's shadow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +34,13 @@ pub struct Shadow {
 }
 
 /// The shadows of the loop whose body is `body`, by variable: variables the
-/// loop reads and writes in every lane somewhere. `uniform` says whether an
-/// `if`'s condition is the same in all active lanes. Empty when the loop
-/// has a `continue`.
+/// loop reads and writes in every lane somewhere. `reads` counts each
+/// variable's reads in the whole function ([`var_reads`] of its body);
+/// `uniform` says whether an `if`'s condition is the same in all active
+/// lanes. Empty when the loop has a `continue`.
 pub fn loop_shadows(
     f: &Function,
+    reads: &[usize],
     body: &Block,
     uniform: &dyn Fn(&Stmt) -> bool,
 ) -> Vec<Option<Shadow>> {
@@ -48,13 +50,10 @@ pub fn loop_shadows(
     }
     let mut written = vec![false; f.vars.len()];
     every_lane_writes(body, uniform, &mut written);
-    let mut inside = vec![0usize; f.vars.len()];
-    count_reads(body, &mut inside);
-    let mut everywhere = vec![0usize; f.vars.len()];
-    count_reads(&f.body, &mut everywhere);
+    let inside = var_reads(f, body);
     let steering = ConditionInputs::of(f, body);
     for (v, shadow) in shadows.iter_mut().enumerate() {
-        let read_outside = everywhere[v] > inside[v];
+        let read_outside = reads.get(v).is_some_and(|&all| all > inside[v]);
         if written[v] && inside[v] > 0 && (!read_outside || steering.vars[v]) {
             *shadow = Some(Shadow { read_outside });
         }
@@ -182,38 +181,27 @@ fn every_lane_writes(block: &Block, uniform: &dyn Fn(&Stmt) -> bool, written: &m
     }
 }
 
-/// Adds the reads of each variable in `block` to `reads`.
-fn count_reads(block: &Block, reads: &mut [usize]) {
-    for s in &block.stmts {
-        match s {
-            Stmt::Inst(i) => i.args.iter().for_each(|a| count_read(a, reads)),
-            Stmt::If {
-                cond,
-                then_body,
-                else_body,
-                ..
-            } => {
-                count_read(cond, reads);
-                count_reads(then_body, reads);
-                count_reads(else_body, reads);
+/// How often each variable of `f` is read in `block`, nested statements
+/// included.
+pub fn var_reads(f: &Function, block: &Block) -> Vec<usize> {
+    let mut reads = vec![0usize; f.vars.len()];
+    walk_block(block, &mut |s| {
+        let own: &[Operand] = match s {
+            Stmt::Inst(i) => &i.args,
+            Stmt::If { cond, .. } => std::slice::from_ref(cond),
+            Stmt::Ordered { key, .. } => std::slice::from_ref(key),
+            Stmt::Return { values, .. } => values,
+            _ => &[],
+        };
+        for o in own {
+            if let Operand::Var(v) = o {
+                if let Some(n) = reads.get_mut(v.0 as usize) {
+                    *n += 1;
+                }
             }
-            Stmt::Loop { body, .. } => count_reads(body, reads),
-            Stmt::Return { values, .. } => values.iter().for_each(|v| count_read(v, reads)),
-            Stmt::Ordered { key, body, .. } => {
-                count_read(key, reads);
-                count_reads(body, reads);
-            }
-            Stmt::Break { .. } | Stmt::Continue { .. } | Stmt::Kill { .. } => {}
         }
-    }
-}
-
-fn count_read(o: &Operand, reads: &mut [usize]) {
-    if let Operand::Var(v) = o {
-        if let Some(n) = reads.get_mut(v.0 as usize) {
-            *n += 1;
-        }
-    }
+    });
+    reads
 }
 
 #[cfg(test)]
@@ -233,7 +221,7 @@ mod tests {
                 _ => None,
             })
             .expect("a loop");
-        loop_shadows(f, body, &|_| false)
+        loop_shadows(f, &var_reads(f, &f.body), body, &|_| false)
             .into_iter()
             .zip(&f.vars)
             .filter_map(|(s, v)| s.map(|s| (v.name.clone(), s)))

@@ -97,6 +97,19 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// The operands the statement itself reads (not those of nested blocks).
+    pub fn operands(&self) -> &[Operand] {
+        match self {
+            Stmt::Inst(i) => &i.args,
+            Stmt::If { cond, .. } => std::slice::from_ref(cond),
+            Stmt::Ordered { key, .. } => std::slice::from_ref(key),
+            Stmt::Return { values, .. } => values,
+            Stmt::Loop { .. } | Stmt::Break { .. } | Stmt::Continue { .. } | Stmt::Kill { .. } => {
+                &[]
+            }
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Stmt::Inst(i) => i.span,

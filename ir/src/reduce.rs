@@ -202,14 +202,8 @@ impl Reducer<'_> {
 fn non_constant_operands(b: &Block) -> u64 {
     let mut n = 0;
     crate::module::walk_block(b, &mut |s| {
-        let operands: &[Operand] = match s {
-            Stmt::Inst(i) => &i.args,
-            Stmt::If { cond, .. } => std::slice::from_ref(cond),
-            Stmt::Ordered { key, .. } => std::slice::from_ref(key),
-            Stmt::Return { values, .. } => values,
-            _ => &[],
-        };
-        n += operands
+        n += s
+            .operands()
             .iter()
             .filter(|o| !matches!(o, Operand::Const(_)))
             .count() as u64;

@@ -85,6 +85,27 @@ pub struct WarpContext {
     /// by the warp scheduler; see `sched.rs`). Compiled code only passes the
     /// context on to [`BARRIER_SYMBOL`].
     pub scheduler: *const c_void,
+    /// Where this SM thread collects posted atomic updates
+    /// (`lower/posted.rs`): one [`PostedUpdate`] per buffer binding, or null
+    /// when every update goes straight to memory.
+    pub posted: *mut PostedUpdate,
+}
+
+/// Posted atomic updates of one buffer not yet applied: the op's
+/// combination of them, `value` (zero-extended to 64 bits), for the element
+/// at `target` (null: none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PostedUpdate {
+    pub target: *mut u8,
+    pub value: u64,
+}
+
+impl PostedUpdate {
+    pub const NONE: PostedUpdate = PostedUpdate {
+        target: std::ptr::null_mut(),
+        value: 0,
+    };
 }
 
 /// Byte offsets of the fields the compiled code touches.
@@ -116,6 +137,10 @@ pub mod offsets {
     pub const FUEL: u64 = offset_of!(WarpContext, fuel) as u64;
     pub const OUT_OF_FUEL: u64 = offset_of!(WarpContext, out_of_fuel) as u64;
     pub const CANCEL: u64 = offset_of!(WarpContext, cancel) as u64;
+    pub const POSTED: u64 = offset_of!(WarpContext, posted) as u64;
+    /// Size of a [`PostedUpdate`] and the offset of its value.
+    pub const POSTED_SIZE: u64 = std::mem::size_of::<PostedUpdate>() as u64;
+    pub const POSTED_VALUE: u64 = offset_of!(PostedUpdate, value) as u64;
     /// Size of a [`MemSpan`] and the offset of its length.
     pub const SPAN_SIZE: u64 = std::mem::size_of::<MemSpan>() as u64;
     pub const SPAN_LEN: u64 = offset_of!(MemSpan, len) as u64;

@@ -2,15 +2,15 @@
 //! by [`Backend::prepare`], workgroups run on the SM threads over the
 //! runtime's atomic global memory.
 
-use crate::abi::{KernelFn, MemSpan, WarpContext};
+use crate::abi::{KernelFn, MemSpan, PostedUpdate, WarpContext};
 use crate::run::workgroup_faults;
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{compile, CompiledModule, JitOptions};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use warpjit_ir::interp::{ExecError, FuelUnit};
-use warpjit_ir::{FuncId, VerifiedModule};
+use warpjit_ir::interp::{ExecError, FuelUnit, GlobalMemory};
+use warpjit_ir::{AtomOp, FuncId, NumFormat, VerifiedModule};
 use warpjit_runtime::{
     Backend, PreparedCode, RunProgress, SmMemory, Workgroup, WorkgroupReport, WorkgroupRun,
 };
@@ -38,6 +38,9 @@ impl JitBackend {
 pub struct JitKernel {
     entry: KernelFn,
     plan: KernelPlan,
+    /// Per buffer: the op and format of its posted updates, if the code
+    /// posts them (`lower/posted.rs`).
+    posted: Vec<Option<(AtomOp, NumFormat)>>,
     compile_time: Duration,
     // Kept alive (never used) so `entry` stays valid; dropped last.
     _code: CompiledModule,
@@ -79,6 +82,8 @@ struct SmScratch {
     shared: Vec<MemSpan>,
     arena: Vec<u64>,
     contexts: Vec<WarpContext>,
+    /// The slots of the buffers' posted updates.
+    posted: Vec<PostedUpdate>,
     /// What `contexts` were last filled from.
     frame: Option<sched::FrameKey>,
 }
@@ -115,6 +120,7 @@ impl Backend for JitBackend {
         Ok(Arc::new(JitKernel {
             entry,
             plan,
+            posted: crate::lower::posted::posted_buffers(module),
             compile_time,
             _code: code,
         }))
@@ -158,6 +164,8 @@ impl Backend for JitBackend {
 /// code, the span tables, the contexts (afterwards only the workgroup id
 /// and the fields a run changes are rewritten) and shared memory (zeroed
 /// per workgroup); a report is built only for a workgroup that faulted.
+/// Posted atomic updates are collected for the whole run and applied at
+/// its end, also when it stops early.
 fn run_consecutive(
     run: &WorkgroupRun<'_>,
     first_warp_slot: u32,
@@ -200,64 +208,106 @@ fn run_consecutive(
             cancel: run.cancel.flag(),
         };
         sched::refill_warp_contexts(&frame, &mut scratch.contexts, &mut scratch.frame);
-        for offset in 0..run.count {
-            if offset > 0 {
-                if run.cancel.is_cancelled() {
-                    return Err(ExecError::Cancelled);
+        let posting = code.posted.iter().any(Option::is_some) && !any_aliased(&scratch.buffers);
+        scratch.posted.clear();
+        let table = if posting {
+            scratch.posted.resize(code.posted.len(), PostedUpdate::NONE);
+            scratch.posted.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        };
+        for ctx in scratch.contexts.iter_mut() {
+            ctx.posted = table;
+        }
+        let mut run_all = || -> Result<(), ExecError> {
+            for offset in 0..run.count {
+                if offset > 0 {
+                    if run.cancel.is_cancelled() {
+                        return Err(ExecError::Cancelled);
+                    }
+                    frame.workgroup_id = run.next_workgroup_id(frame.workgroup_id);
+                    if !scratch.arena.is_empty() {
+                        scratch.arena.fill(0);
+                    }
+                    sched::next_workgroup(&mut scratch.contexts, frame.workgroup_id, cfg.fuel);
                 }
-                frame.workgroup_id = run.next_workgroup_id(frame.workgroup_id);
-                if !scratch.arena.is_empty() {
-                    scratch.arena.fill(0);
+                // SAFETY: `code` keeps the machine code alive; the spans point
+                // at the launch's buffers (kept alive by the runtime for the
+                // whole launch) and at this thread's arena, which is not
+                // touched until the call returns.
+                let mut first = None;
+                let outcome = unsafe {
+                    sched::run_warps(
+                        code.entry,
+                        &code.plan,
+                        &mut scratch.contexts,
+                        run.cancel.flag(),
+                        &mut first,
+                    )
+                };
+                if let Err(stop) = outcome {
+                    return Err(match stop {
+                        Stop::OutOfFuel { warp } => ExecError::FuelExhausted {
+                            kernel: kernel_name.to_string(),
+                            workgroup: frame.workgroup_id,
+                            warp,
+                            fuel: cfg.fuel.unwrap_or(u64::MAX),
+                            unit: FuelUnit::LoopIterations,
+                        },
+                        Stop::Cancelled => ExecError::Cancelled,
+                        Stop::NoStack(why) => ExecError::OutOfMemory {
+                            what: format!("warp stacks ({why})"),
+                            bytes: code.plan.stack_bytes as u64 * warps,
+                        },
+                    });
                 }
-                sched::next_workgroup(&mut scratch.contexts, frame.workgroup_id, cfg.fuel);
-            }
-            // SAFETY: `code` keeps the machine code alive; the spans point
-            // at the launch's buffers (kept alive by the runtime for the
-            // whole launch) and at this thread's arena, which is not
-            // touched until the call returns.
-            let mut first = None;
-            let outcome = unsafe {
-                sched::run_warps(
-                    code.entry,
-                    &code.plan,
-                    &mut scratch.contexts,
-                    run.cancel.flag(),
-                    &mut first,
-                )
-            };
-            if let Err(stop) = outcome {
-                return Err(match stop {
-                    Stop::OutOfFuel { warp } => ExecError::FuelExhausted {
-                        kernel: kernel_name.to_string(),
-                        workgroup: frame.workgroup_id,
-                        warp,
-                        fuel: cfg.fuel.unwrap_or(u64::MAX),
-                        unit: FuelUnit::LoopIterations,
-                    },
-                    Stop::Cancelled => ExecError::Cancelled,
-                    Stop::NoStack(why) => ExecError::OutOfMemory {
-                        what: format!("warp stacks ({why})"),
-                        bytes: code.plan.stack_bytes as u64 * warps,
-                    },
+                if first.is_none() && !scratch.contexts.iter().any(sched::faulted) {
+                    progress.complete_without_faults(0);
+                    continue;
+                }
+                progress.complete(&WorkgroupReport {
+                    faults: workgroup_faults(
+                        &scratch.contexts,
+                        first,
+                        module,
+                        kernel_name,
+                        frame.workgroup_id,
+                    ),
+                    statements: 0,
                 });
             }
-            if first.is_none() && !scratch.contexts.iter().any(sched::faulted) {
-                progress.complete_without_faults(0);
-                continue;
-            }
-            progress.complete(&WorkgroupReport {
-                faults: workgroup_faults(
-                    &scratch.contexts,
-                    first,
-                    module,
-                    kernel_name,
-                    frame.workgroup_id,
-                ),
-                statements: 0,
-            });
-        }
-        Ok(())
+            Ok(())
+        };
+        let outcome = run_all();
+        apply_posted(&code.posted, &scratch.buffers, &mut scratch.posted, memory);
+        outcome
     })
+}
+
+/// Whether two bindings of the launch are one buffer: then a kernel may
+/// read a buffer through one binding that it updates through the other.
+fn any_aliased(spans: &[MemSpan]) -> bool {
+    spans
+        .iter()
+        .enumerate()
+        .any(|(i, a)| a.len > 0 && spans[..i].iter().any(|b| b.len > 0 && b.ptr == a.ptr))
+}
+
+/// Applies the posted updates left in `slots` (one per buffer) to memory
+/// with the runtime's atomics, and empties the slots.
+fn apply_posted(
+    kinds: &[Option<(AtomOp, NumFormat)>],
+    spans: &[MemSpan],
+    slots: &mut [PostedUpdate],
+    memory: &mut SmMemory<'_>,
+) {
+    for (index, (slot, (kind, span))) in slots.iter_mut().zip(kinds.iter().zip(spans)).enumerate() {
+        if let (Some((op, format)), false) = (kind, slot.target.is_null()) {
+            let offset = slot.target.addr().wrapping_sub(span.ptr.addr()) as u64;
+            memory.atomic(index as u32, offset, *op, *format, slot.value, 0);
+        }
+        *slot = PostedUpdate::NONE;
+    }
 }
 
 /// The launch's buffers as byte spans over the runtime's atomic words.
@@ -332,4 +382,25 @@ fn shared_spans(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliasing_is_two_bindings_of_one_nonempty_buffer() {
+        let mut words = [0u64; 4];
+        let (a, b) = words.split_at_mut(2);
+        let span = |w: &mut [u64], len| MemSpan {
+            ptr: w.as_mut_ptr().cast(),
+            len,
+        };
+        let (first, second) = (span(a, 16), span(b, 16));
+        assert!(!any_aliased(&[first, second]));
+        assert!(any_aliased(&[first, second, first]));
+        // Empty buffers are never accessed, whatever their pointers.
+        let empty = MemSpan { len: 0, ..second };
+        assert!(!any_aliased(&[first, empty, second]));
+    }
 }

@@ -13,6 +13,7 @@ mod loop_vars;
 mod math;
 mod memory;
 mod ops;
+pub(crate) mod posted;
 pub mod shape;
 mod warp;
 
@@ -29,7 +30,10 @@ use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, Vecto
 use loop_vars::Shadow;
 use memory::{AddressFacts, KnownAddress};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
-use warpjit_ir::{Block, FuncId, Function, Inst, Op, Operand, Place, Stmt, Type, VerifiedModule};
+use warpjit_ir::{
+    AtomOp, Block, FuncId, Function, Inst, NumFormat, Op, Operand, Place, Stmt, Type,
+    VerifiedModule,
+};
 
 /// Lowers every function; returns the kernels' entry names.
 pub fn lower_module<'ctx>(
@@ -57,6 +61,7 @@ pub fn lower_module<'ctx>(
         cx.create_string_attribute("target-features", features),
         cx.create_enum_attribute(align_id, vector_bytes),
     ];
+    let posted = posted::posted_buffers(module);
     let mut funcs = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         let mut params: Vec<BasicMetadataTypeEnum> =
@@ -73,7 +78,7 @@ pub fn lower_module<'ctx>(
         funcs.push(func);
     }
     for (i, f) in module.functions.iter().enumerate() {
-        FnLowering::lower(&e, module, f, i as u32, &funcs)?;
+        FnLowering::lower(&e, module, f, i as u32, &funcs, &posted)?;
     }
     let mut kernels = Vec::new();
     for (id, f) in module.kernels() {
@@ -138,6 +143,8 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// The loop frame whose lanes are all active at the builder's
     /// statement, if any: writes to its shadows skip the select.
     every_lane_frame: Option<usize>,
+    /// Per buffer: its atomic updates may be posted ([`posted`]).
+    posted: &'a [Option<(AtomOp, NumFormat)>],
 }
 
 impl<'ctx, 'a> FnLowering<'ctx, 'a> {
@@ -147,6 +154,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         f: &'a Function,
         func_index: u32,
         funcs: &'a [FunctionValue<'ctx>],
+        posted: &'a [Option<(AtomOp, NumFormat)>],
     ) -> Result<(), JitError> {
         let func = funcs[func_index as usize];
         let entry_block = e.cx.append_basic_block(func, "entry");
@@ -200,6 +208,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             shadow_frames: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
+            posted,
         };
         fl.lower_privates()?;
         e.b.position_at_end(body_block);
@@ -208,6 +217,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         e.b.position_at_end(entry_block);
         e.b.build_unconditional_branch(body_block)?;
         Ok(())
+    }
+
+    /// Whether atomic updates of buffer `buffer` go to the SM's posted slot.
+    pub fn posts_to(&self, buffer: u32) -> bool {
+        self.posted
+            .get(buffer as usize)
+            .is_some_and(Option::is_some)
     }
 
     /// Private arrays, lane-major: lane `l`'s copy starts at `l * stride`

@@ -316,6 +316,7 @@ fn blank_context() -> WarpContext {
         out_of_fuel: 0,
         cancel: std::ptr::null(),
         scheduler: std::ptr::null(),
+        posted: std::ptr::null_mut(),
     }
 }
 

@@ -16,6 +16,9 @@
 //!   each address's highest lane) measured slower on the AVX-512 host this
 //!   was written on (`jit/README.md`): its gathers and scatters cost more
 //!   than 32 scalar read-modify-writes.
+//! - A buffer whose updates nothing can observe in flight (`posted.rs`)
+//!   takes one accessing lane's update, or one address's reduction, into
+//!   its slot on the SM instead of memory; its results are never read.
 
 use super::memory::{
     access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, span,
@@ -60,16 +63,26 @@ pub fn atomic<'ctx>(
     match mem {
         MemRef::Shared(_) => {
             let lanes = shared_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
-            by_shape(fl, &lanes, op, elem, v, v2, plain_op(op))
+            let via = if plain_op(op) {
+                Via::Plain
+            } else {
+                Via::Atomic
+            };
+            by_shape(fl, &lanes, op, elem, v, v2, via)
         }
-        MemRef::Buffer(_) => {
+        MemRef::Buffer(buffer) => {
             let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
             let lanes = Lanes {
                 base: a.base,
                 offsets: a.offsets,
                 mask: a.mask,
             };
-            by_shape(fl, &lanes, op, elem, v, v2, false)
+            let via = if fl.posts_to(buffer) {
+                Via::Posted(buffer)
+            } else {
+                Via::Atomic
+            };
+            by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Private(_) => Err(JitError::Internal(
             "atomics on private arrays are rejected by the verifier".into(),
@@ -77,18 +90,22 @@ pub fn atomic<'ctx>(
     }
 }
 
+/// How one update reaches memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Via {
+    /// An atomic instruction.
+    Atomic,
+    /// A plain load and store (shared memory, which only this thread
+    /// touches).
+    Plain,
+    /// The SM's posted update of this buffer (`posted.rs`); the result is
+    /// never read, so it is 0.
+    Posted(u32),
+}
+
 /// Ops that shared memory does as a plain load and store.
 fn plain_op(op: AtomOp) -> bool {
     !matches!(op, AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap)
-}
-
-/// Associative and commutative ops: lanes on one address can be combined
-/// before they meet memory.
-fn associative(op: AtomOp) -> bool {
-    matches!(
-        op,
-        AtomOp::Add | AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Min | AtomOp::Max
-    )
 }
 
 /// The checked access of a shared-memory atomic with 32-bit offsets:
@@ -138,8 +155,8 @@ fn shared_access<'ctx>(
 
 /// One accessing lane: one update; lanes on one address with an
 /// associative op: one update with the op's reduction of their values;
-/// otherwise one update per lane in a loop. `plain`: plain loads and
-/// stores (shared memory), else atomic instructions.
+/// otherwise one update per lane in a loop, each with an atomic
+/// instruction unless `via` is [`Via::Plain`].
 #[allow(clippy::too_many_arguments)]
 fn by_shape<'ctx>(
     fl: &FnLowering<'ctx, '_>,
@@ -148,7 +165,7 @@ fn by_shape<'ctx>(
     elem: NumFormat,
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
-    plain: bool,
+    via: Via,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -170,7 +187,7 @@ fn by_shape<'ctx>(
 
     b.position_at_end(single_bb);
     incoming.push((
-        one_lane(fl, lanes, op, elem, v, v2, plain)?,
+        one_lane(fl, lanes, op, elem, v, v2, via)?,
         e.current_block()?,
     ));
     b.build_unconditional_branch(join)?;
@@ -179,7 +196,7 @@ fn by_shape<'ctx>(
     // One stack copy of the offsets serves the one-address test and the loop.
     let offsets = fl.entry_alloca(lanes.offsets.get_type(), "atom.offsets")?;
     b.build_store(offsets, lanes.offsets)?;
-    if associative(op) {
+    if super::posted::combinable(op) {
         let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
         // Some lanes (none or two or more) access: all the first one's
         // offset? With none, `first` is 32 & 31 = 0, a valid slot.
@@ -202,7 +219,7 @@ fn by_shape<'ctx>(
         b.build_conditional_branch(same, one_bb, loop_bb)?;
         b.position_at_end(one_bb);
         incoming.push((
-            aggregated(fl, lanes, op, elem, at, v, plain)?,
+            aggregated(fl, lanes, op, elem, at, v, via)?,
             e.current_block()?,
         ));
         b.build_unconditional_branch(join)?;
@@ -211,8 +228,14 @@ fn by_shape<'ctx>(
     }
 
     b.position_at_end(loop_bb);
+    // Lanes on several addresses would take turns in the posted slot.
+    let each_via = if via == Via::Plain {
+        Via::Plain
+    } else {
+        Via::Atomic
+    };
     incoming.push((
-        lane_loop(fl, lanes, offsets, op, elem, v, v2, plain)?,
+        lane_loop(fl, lanes, offsets, op, elem, v, v2, each_via)?,
         e.current_block()?,
     ));
     b.build_unconditional_branch(join)?;
@@ -299,7 +322,7 @@ fn aggregated<'ctx>(
     elem: NumFormat,
     offset: IntValue<'ctx>,
     v: V<'ctx>,
-    plain: bool,
+    via: Via,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -323,7 +346,10 @@ fn aggregated<'ctx>(
         .call_intrinsic(reduce, &[vt.into()], &[mine.into()])?
         .into_int_value();
     let ptr = lane_pointer(fl, lanes.base, offset)?;
-    let old = lane_update(fl, op, elem, ptr, total, None, plain)?;
+    let old = lane_update(fl, op, elem, ptr, total, None, via)?;
+    if let Via::Posted(_) = via {
+        return Ok(vt.const_zero());
+    }
     // Inclusive scan in five shift-and-combine steps, then one more shift
     // for the lanes strictly below.
     let shifted = |x: V<'ctx>, k: u32| -> Result<V<'ctx>, JitError> {
@@ -346,8 +372,8 @@ fn aggregated<'ctx>(
         .into_vector_value())
 }
 
-/// One lane's update at `ptr`: a plain load and store (`plain`, shared
-/// memory only) or an atomic instruction; returns the old value.
+/// One lane's update at `ptr` as `via` says; returns the old value (0 when
+/// posted).
 fn lane_update<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     op: AtomOp,
@@ -355,39 +381,26 @@ fn lane_update<'ctx>(
     ptr: PointerValue<'ctx>,
     val: IntValue<'ctx>,
     new: Option<IntValue<'ctx>>,
-    plain: bool,
+    via: Via,
 ) -> Result<IntValue<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
     let order = AtomicOrdering::SequentiallyConsistent;
-    if plain {
-        let align = elem.bytes();
-        let old = e
-            .load_aligned(val.get_type().into(), ptr, align)?
-            .into_int_value();
-        let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
-            let keep = b.build_int_compare(pred, old, val, "")?;
-            Ok(b.build_select(keep, old, val, "")?.into_int_value())
-        };
-        let signed = elem.is_signed();
-        let updated = match op {
-            AtomOp::Add => b.build_int_add(old, val, "")?,
-            AtomOp::And => b.build_and(old, val, "")?,
-            AtomOp::Or => b.build_or(old, val, "")?,
-            AtomOp::Xor => b.build_xor(old, val, "")?,
-            AtomOp::Min if signed => pick(IntPredicate::SLT)?,
-            AtomOp::Min => pick(IntPredicate::ULT)?,
-            AtomOp::Max if signed => pick(IntPredicate::SGT)?,
-            AtomOp::Max => pick(IntPredicate::UGT)?,
-            AtomOp::Exch => val,
-            AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
-                return Err(JitError::Internal(format!(
-                    "{op:?} has no plain shared-memory form"
-                )))
-            }
-        };
-        e.store_aligned(ptr, updated.into(), align)?;
-        return Ok(old);
+    match via {
+        Via::Atomic => {}
+        Via::Plain => {
+            let align = elem.bytes();
+            let old = e
+                .load_aligned(val.get_type().into(), ptr, align)?
+                .into_int_value();
+            let updated = updated(fl, op, elem, old, val)?;
+            e.store_aligned(ptr, updated.into(), align)?;
+            return Ok(old);
+        }
+        Via::Posted(buffer) => {
+            post(fl, buffer, op, elem, ptr, val)?;
+            return Ok(val.get_type().const_zero());
+        }
     }
     Ok(match op {
         AtomOp::Cswap => {
@@ -419,6 +432,131 @@ fn lane_update<'ctx>(
     })
 }
 
+/// What `old OP val` stores, for the ops that need no atomic instruction
+/// (the associative ones and `exch`).
+fn updated<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: AtomOp,
+    elem: NumFormat,
+    old: IntValue<'ctx>,
+    val: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, JitError> {
+    let b = &fl.e.b;
+    let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
+        let keep = b.build_int_compare(pred, old, val, "")?;
+        Ok(b.build_select(keep, old, val, "")?.into_int_value())
+    };
+    let signed = elem.is_signed();
+    Ok(match op {
+        AtomOp::Add => b.build_int_add(old, val, "")?,
+        AtomOp::And => b.build_and(old, val, "")?,
+        AtomOp::Or => b.build_or(old, val, "")?,
+        AtomOp::Xor => b.build_xor(old, val, "")?,
+        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
+        AtomOp::Min => pick(IntPredicate::ULT)?,
+        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
+        AtomOp::Max => pick(IntPredicate::UGT)?,
+        AtomOp::Exch => val,
+        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
+            return Err(JitError::Internal(format!(
+                "{op:?} needs an atomic instruction"
+            )))
+        }
+    })
+}
+
+/// Posts the update `val` at `ptr` to the SM's slot of `buffer`: combined
+/// into the slot when it holds `ptr`, else the slot's update (if any) goes
+/// to memory with an atomic instruction and `val` takes its place. Without
+/// a slot table (the runtime posts nothing in this launch) the update is
+/// an atomic instruction.
+fn post<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    buffer: u32,
+    op: AtomOp,
+    elem: NumFormat,
+    ptr: PointerValue<'ctx>,
+    val: IntValue<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let ptr_t = e.cx.ptr_type(inkwell::AddressSpace::default());
+    let table = e
+        .load_field(fl.ctxp, abi::offsets::POSTED, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let direct_bb = e.cx.append_basic_block(fl.func, "post.direct");
+    let slot_bb = e.cx.append_basic_block(fl.func, "post.slot");
+    let combine_bb = e.cx.append_basic_block(fl.func, "post.combine");
+    let evict_bb = e.cx.append_basic_block(fl.func, "post.evict");
+    let take_bb = e.cx.append_basic_block(fl.func, "post.take");
+    let done = e.cx.append_basic_block(fl.func, "post.done");
+    b.build_conditional_branch(b.build_is_null(table, "")?, direct_bb, slot_bb)?;
+
+    b.position_at_end(direct_bb);
+    lane_update(fl, op, elem, ptr, val, None, Via::Atomic)?;
+    b.build_unconditional_branch(done)?;
+
+    b.position_at_end(slot_bb);
+    let at = |offset: u64| -> Result<PointerValue<'ctx>, JitError> {
+        let offset = e.i64().const_int(
+            u64::from(buffer) * abi::offsets::POSTED_SIZE + offset,
+            false,
+        );
+        // SAFETY (for LLVM): the table has a slot per buffer binding.
+        Ok(unsafe { b.build_gep(e.cx.i8_type(), table, &[offset], "")? })
+    };
+    let target_ptr = at(0)?;
+    let value_ptr = at(abi::offsets::POSTED_VALUE)?;
+    let target = e
+        .load_aligned(ptr_t.into(), target_ptr, 8)?
+        .into_pointer_value();
+    let slot_value = |name: &str| -> Result<IntValue<'ctx>, JitError> {
+        let whole = e
+            .load_aligned(e.i64().into(), value_ptr, 8)?
+            .into_int_value();
+        Ok(b.build_int_truncate_or_bit_cast(whole, val.get_type(), name)?)
+    };
+    let store_value = |x: IntValue<'ctx>| -> Result<(), JitError> {
+        let whole = b.build_int_z_extend_or_bit_cast(x, e.i64(), "")?;
+        e.store_aligned(value_ptr, whole.into(), 8)
+    };
+    let same = b.build_int_compare(
+        IntPredicate::EQ,
+        b.build_ptr_to_int(target, e.i64(), "")?,
+        b.build_ptr_to_int(ptr, e.i64(), "")?,
+        "",
+    )?;
+    b.build_conditional_branch(same, combine_bb, evict_bb)?;
+
+    b.position_at_end(combine_bb);
+    store_value(updated(fl, op, elem, slot_value("posted")?, val)?)?;
+    b.build_unconditional_branch(done)?;
+
+    b.position_at_end(evict_bb);
+    let empty = b.build_is_null(target, "")?;
+    let apply_bb = e.cx.append_basic_block(fl.func, "post.apply");
+    b.build_conditional_branch(empty, take_bb, apply_bb)?;
+    b.position_at_end(apply_bb);
+    lane_update(
+        fl,
+        op,
+        elem,
+        target,
+        slot_value("evicted")?,
+        None,
+        Via::Atomic,
+    )?;
+    b.build_unconditional_branch(take_bb)?;
+
+    b.position_at_end(take_bb);
+    e.store_aligned(target_ptr, ptr.into(), 8)?;
+    store_value(val)?;
+    b.build_unconditional_branch(done)?;
+
+    b.position_at_end(done);
+    Ok(())
+}
+
 /// The pointer of lane `lane`'s element: `base + offset` (offsets are
 /// unsigned, 32 or 64 bits).
 fn lane_pointer<'ctx>(
@@ -441,7 +579,7 @@ fn one_lane<'ctx>(
     elem: NumFormat,
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
-    plain: bool,
+    via: Via,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -462,7 +600,7 @@ fn one_lane<'ctx>(
         Some(n) => Some(b.build_extract_element(n, lane, "")?.into_int_value()),
         None => None,
     };
-    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    let old = lane_update(fl, op, elem, ptr, val, new, via)?;
     // The mask has just that lane: a select, not an insert at a variable
     // lane (which goes through the stack).
     let zero = v.get_type().const_zero();
@@ -511,7 +649,7 @@ fn lane_loop<'ctx>(
     elem: NumFormat,
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
-    plain: bool,
+    via: Via,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -574,7 +712,7 @@ fn lane_loop<'ctx>(
         Some(n) => Some(read(n)?),
         None => None,
     };
-    let old = lane_update(fl, op, elem, ptr, val, new, plain)?;
+    let old = lane_update(fl, op, elem, ptr, val, new, via)?;
     b.build_store(slot(results, elem_t)?, old)?;
     let rest = b.build_and(
         bits,

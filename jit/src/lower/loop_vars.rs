@@ -186,14 +186,7 @@ fn every_lane_writes(block: &Block, uniform: &dyn Fn(&Stmt) -> bool, written: &m
 pub fn var_reads(f: &Function, block: &Block) -> Vec<usize> {
     let mut reads = vec![0usize; f.vars.len()];
     walk_block(block, &mut |s| {
-        let own: &[Operand] = match s {
-            Stmt::Inst(i) => &i.args,
-            Stmt::If { cond, .. } => std::slice::from_ref(cond),
-            Stmt::Ordered { key, .. } => std::slice::from_ref(key),
-            Stmt::Return { values, .. } => values,
-            _ => &[],
-        };
-        for o in own {
+        for o in s.operands() {
             if let Operand::Var(v) = o {
                 if let Some(n) = reads.get_mut(v.0 as usize) {
                     *n += 1;

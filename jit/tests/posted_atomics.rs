@@ -1,0 +1,222 @@
+//! Posted atomics on the runtime: updates of buffers nothing reads are
+//! collected per SM and applied when a run of workgroups ends. The final
+//! memory must be the interpreter's, on any number of SMs, through every
+//! path (one lane, lanes on one address, lanes on several, a slot that
+//! changes address), and updates made before a launch stops must be in
+//! memory after it.
+
+mod support;
+use support::*;
+use warpjit_ir::interp::ExecError;
+use warpjit_jit::{compile, JitOptions};
+use warpjit_runtime::{Buffer, LaunchError, Runtime};
+
+/// Every buffer but `@input` is only updated by atomics whose results are
+/// unread, so all of them are posted:
+/// - `@sums`: lane 0 adds its warp's sum at slot `workgroup % 3` (one lane;
+///   consecutive workgroups move the SM's slot between addresses);
+/// - `@counts`: every lane adds 1 at 0 (one address), then the odd lanes
+///   add 1 at their own lane's word (several addresses);
+/// - `@peaks`: signed max of the input seen as s32 (negative values
+///   included), lanes 0-15 at 0 and lanes 16-31 at 4;
+/// - `@lows`: unsigned min of the input;
+/// - `@bits`: u64 sum of each lane's value shifted left by its lane.
+const REDUCTIONS: &str = "
+param %n: i32
+buffer @input[0]: u32
+buffer @sums[1]: u32
+buffer @counts[2]: u32
+buffer @peaks[3]: s32
+buffer @bits[4]: u64
+buffer @lows[5]: u32
+
+kernel @main workgroup(64) {
+  var $x: i32
+  %i = global_id.x
+  %in_range = cmp.lt.u %i, %n
+  if %in_range {
+    %addr = shl %i, 2
+    $x = load.u32 @input, %addr
+  }
+  %s16 = shuffle.xor $x, 16, width 32
+  %a16 = add $x, %s16
+  %s8 = shuffle.xor %a16, 8, width 32
+  %a8 = add %a16, %s8
+  %s4 = shuffle.xor %a8, 4, width 32
+  %a4 = add %a8, %s4
+  %s2 = shuffle.xor %a4, 2, width 32
+  %a2 = add %a4, %s2
+  %s1 = shuffle.xor %a2, 1, width 32
+  %total = add %a2, %s1
+
+  %lane = lane_id
+  %first = cmp.eq %lane, 0
+  if %first {
+    %group = workgroup_id.x
+    %slot = rem.u %group, 3
+    %slot_addr = shl %slot, 2
+    %u1 = atom.add.u32 @sums, %slot_addr, %total
+  }
+
+  %u2 = atom.add.u32 @counts, 0, 1
+  %odd = and %lane, 1
+  %is_odd = cmp.ne %odd, 0
+  if %is_odd {
+    %own = shl %lane, 2
+    %u3 = atom.add.u32 @counts, %own, 1
+  }
+
+  %low_half = cmp.lt.u %lane, 16
+  if %low_half {
+    %u4 = atom.max.s32 @peaks, 0, $x
+  } else {
+    %u5 = atom.max.s32 @peaks, 4, $x
+  }
+
+  %wide = cvt.u64.u32 $x
+  %shift = cvt.u64.u32 %lane
+  %moved = shl %wide, %shift
+  %u6 = atom.add.u64 @bits, 0, %moved
+  %u7 = atom.min.u32 @lows, 0, $x
+}";
+
+fn inputs(n: u32) -> Vec<u32> {
+    // Large values, so signed max sees negative and positive ones.
+    (0..n)
+        .map(|i| i.wrapping_mul(2_654_435_761) ^ (i >> 3))
+        .collect()
+}
+
+fn reduction_buffers(n: u32) -> Vec<Buffer> {
+    vec![
+        u32s(&inputs(n)),
+        zeros_u32(3),
+        zeros_u32(32),
+        Buffer::from_slice(&[i32::MIN, i32::MIN]).expect("small"),
+        Buffer::zeros(warpjit_ir::NumFormat::U64, 1).expect("small"),
+        u32s(&[u32::MAX]),
+    ]
+}
+
+/// The contents of every updated buffer after REDUCTIONS on `runtime`.
+fn reductions_on(runtime: &Runtime, groups: u32, n: u32) -> Vec<Vec<u64>> {
+    let kernel = kernel(runtime, REDUCTIONS);
+    let mut buffers = reduction_buffers(n);
+    run(
+        runtime,
+        &kernel,
+        [groups, 1, 1],
+        [64, 1, 1],
+        &[u64::from(n)],
+        &mut buffers,
+    );
+    vec![
+        buffers[1]
+            .to_vec::<u32>()
+            .into_iter()
+            .map(u64::from)
+            .collect(),
+        buffers[2]
+            .to_vec::<u32>()
+            .into_iter()
+            .map(u64::from)
+            .collect(),
+        buffers[3]
+            .to_vec::<i32>()
+            .into_iter()
+            .map(|v| v as u32 as u64)
+            .collect(),
+        buffers[4].to_vec::<u64>(),
+        buffers[5].to_vec::<u32>().into_iter().map(u64::from).collect(),
+    ]
+}
+
+#[test]
+fn posted_updates_leave_the_interpreters_memory_on_any_number_of_sms() {
+    // 200 workgroups, the last one partly past the end of the input.
+    let (groups, n) = (200, 200 * 64 - 40);
+    let expected = reductions_on(&runtime(1), groups, n);
+    // Independent checks of two of them.
+    let input = inputs(n);
+    let total: u32 = input.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+    let sums = &expected[0];
+    assert_eq!(
+        sums.iter().fold(0u32, |a, &v| a.wrapping_add(v as u32)),
+        total
+    );
+    assert_eq!(expected[1][0], u64::from(groups) * 64);
+    for sm_count in [1, 2, 3] {
+        let got = reductions_on(&runtime_on(jit(), sm_count, 64), groups, n);
+        assert_eq!(got, expected, "{sm_count} SMs");
+    }
+}
+
+/// Lane 0 of every warp adds 1 to `@total`, then the warp spins until its
+/// fuel or the watchdog stops the launch.
+const ADD_THEN_SPIN: &str = "
+buffer @total[0]: u32
+kernel @main workgroup(32) {
+  %lane = lane_id
+  %first = cmp.eq %lane, 0
+  if %first {
+    %old = atom.add.u32 @total, 0, 1
+  }
+  loop {
+  }
+}";
+
+#[test]
+fn updates_posted_before_a_fuel_stop_are_in_memory() {
+    let mut config = config(1, 64);
+    config.fuel = Some(1000);
+    let runtime = Runtime::with_backend(config, jit()).expect("valid configuration");
+    let kernel = kernel(&runtime, ADD_THEN_SPIN);
+    let mut buffers = vec![zeros_u32(1)];
+    let outcome = runtime.launch(&kernel, [4, 1, 1], [32, 1, 1], &[], &mut buffers);
+    assert!(
+        matches!(
+            outcome,
+            Err(LaunchError::Exec(ExecError::FuelExhausted { .. }))
+        ),
+        "{outcome:?}"
+    );
+    // One SM: the first warp posted its add, then ran out of fuel.
+    assert_eq!(buffers[0].to_vec::<u32>(), vec![1]);
+}
+
+/// How often the -O0 IR of `source` mentions the posting code's blocks.
+fn posting_blocks(source: &str) -> usize {
+    let options = JitOptions {
+        opt_level: 0,
+        ..JitOptions::default()
+    };
+    compile(&module(source), &options)
+        .expect("compiles")
+        .llvm_ir()
+        .expect("IR")
+        .matches("post.slot")
+        .count()
+}
+
+#[test]
+fn only_buffers_nothing_reads_get_posted_code() {
+    let all = posting_blocks(REDUCTIONS);
+    assert!(all > 0);
+    // Reading one atomic's result, or storing to the buffer, keeps that
+    // buffer's updates direct; the others are still posted.
+    let read_result = REDUCTIONS.replace(
+        "%u6 = atom.add.u64 @bits, 0, %moved",
+        "%u6 = atom.add.u64 @bits, 0, %moved\n  %back = cvt.u32.u64 %u6\n  store.u32 @input, 0, %back",
+    );
+    let stored = REDUCTIONS.replace(
+        "%u1 = atom.add.u32 @sums, %slot_addr, %total",
+        "%u1 = atom.add.u32 @sums, %slot_addr, %total\n    store.u32 @sums, 8, %total",
+    );
+    for variant in [read_result, stored] {
+        let some = posting_blocks(&variant);
+        assert!(0 < some && some < all, "{some} of {all}\n{variant}");
+    }
+    // A fence anywhere: nothing is posted.
+    let fenced = REDUCTIONS.replace("%u6 = ", "membar\n  %u6 = ");
+    assert_eq!(posting_blocks(&fenced), 0);
+}

@@ -44,8 +44,14 @@ fn native_assembly_uses_vector_and_mask_registers_and_avx2_does_not_use_zmm() {
 }
 
 #[test]
-fn a_barrier_is_a_call_of_the_warp_scheduler() {
+fn barriers_split_the_body_into_phases_or_call_the_warp_scheduler() {
+    // Barriers only in the kernel's body: one phase per barrier-free run.
     let out = warpjit(&["dump", "--llvm", "examples/histogram_atomics.warp"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("label %phase2"), "{}", out.stdout);
+    assert!(!out.stdout.contains("@warpjit_barrier"), "{}", out.stdout);
+    // A barrier inside a loop: a call that suspends the warp.
+    let out = warpjit(&["dump", "--llvm", "runtime/tests/kernels/tree_sum.warp"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout.contains("call void @warpjit_barrier(ptr"),

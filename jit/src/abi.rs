@@ -89,6 +89,10 @@ pub struct WarpContext {
     /// (`lower/posted.rs`): one [`PostedUpdate`] per buffer binding, or null
     /// when every update goes straight to memory.
     pub posted: *mut PostedUpdate,
+    /// For a kernel split into phases at its barriers (`lower/phases.rs`):
+    /// the phase to run, and this warp's phase state.
+    pub phase: u32,
+    pub phase_state: *mut u8,
 }
 
 /// Posted atomic updates of one buffer not yet applied: the op's
@@ -138,6 +142,8 @@ pub mod offsets {
     pub const OUT_OF_FUEL: u64 = offset_of!(WarpContext, out_of_fuel) as u64;
     pub const CANCEL: u64 = offset_of!(WarpContext, cancel) as u64;
     pub const POSTED: u64 = offset_of!(WarpContext, posted) as u64;
+    pub const PHASE: u64 = offset_of!(WarpContext, phase) as u64;
+    pub const PHASE_STATE: u64 = offset_of!(WarpContext, phase_state) as u64;
     /// Size of a [`PostedUpdate`] and the offset of its value.
     pub const POSTED_SIZE: u64 = std::mem::size_of::<PostedUpdate>() as u64;
     pub const POSTED_VALUE: u64 = offset_of!(PostedUpdate, value) as u64;

@@ -13,6 +13,7 @@ mod loop_vars;
 mod math;
 mod memory;
 mod ops;
+pub(crate) mod phases;
 pub(crate) mod posted;
 pub mod shape;
 mod warp;
@@ -20,6 +21,7 @@ mod warp;
 use crate::abi::{self, offsets};
 use crate::emit::{Emit, LANES};
 use crate::mask::ExecMask;
+use crate::sched::KernelPlan;
 use crate::JitError;
 use inkwell::attributes::AttributeLoc;
 use inkwell::basic_block::BasicBlock;
@@ -210,9 +212,28 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             every_lane_frame: None,
             posted,
         };
-        fl.lower_privates()?;
-        e.b.position_at_end(body_block);
-        fl.block(&f.body)?;
+        let phased = match f.is_kernel() {
+            true => {
+                KernelPlan::of(module, FuncId(func_index)).phase_layout(module, FuncId(func_index))
+            }
+            false => None,
+        };
+        match &phased {
+            Some(layout) => {
+                let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
+                let state = e
+                    .load_field(ctxp, offsets::PHASE_STATE, ptr.into(), 8)?
+                    .into_pointer_value();
+                fl.privates_in(state, &layout.privates)?;
+                e.b.position_at_end(body_block);
+                phases::lower_phases(&mut fl, layout, state)?;
+            }
+            None => {
+                fl.lower_privates()?;
+                e.b.position_at_end(body_block);
+                fl.block(&f.body)?;
+            }
+        }
         e.b.build_return(None)?;
         e.b.position_at_end(entry_block);
         e.b.build_unconditional_branch(body_block)?;
@@ -243,13 +264,36 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 inst.set_alignment(16)
                     .map_err(|m| JitError::Llvm(m.to_string()))?;
             }
+            self.privates.push((slot, u64::from(p.size), stride));
+        }
+        self.zero_privates()
+    }
+
+    /// Private arrays laid out as [`FnLowering::lower_privates`] does, at
+    /// `offsets` in a phase-split kernel's phase state `state` (64-byte
+    /// aligned), not zeroed.
+    fn privates_in(&mut self, state: PointerValue<'ctx>, offsets: &[u32]) -> Result<(), JitError> {
+        let e = self.e;
+        for (p, &offset) in self.f.privates.iter().zip(offsets) {
+            let stride = u64::from(p.size).div_ceil(8) * 8;
+            let at = e.i64().const_int(u64::from(offset), false);
+            // SAFETY (for LLVM): the phase state holds the array at `offset`.
+            let base = unsafe { e.b.build_gep(e.cx.i8_type(), state, &[at], &p.name)? };
+            self.privates.push((base, u64::from(p.size), stride));
+        }
+        Ok(())
+    }
+
+    /// Zeroes every private array at the builder's position.
+    fn zero_privates(&self) -> Result<(), JitError> {
+        let e = self.e;
+        for &(base, _, stride) in &self.privates {
             e.b.build_memset(
-                slot,
+                base,
                 16,
                 e.cx.i8_type().const_zero(),
-                e.i64().const_int(bytes, false),
+                e.i64().const_int(stride * u64::from(LANES), false),
             )?;
-            self.privates.push((slot, u64::from(p.size), stride));
         }
         Ok(())
     }

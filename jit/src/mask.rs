@@ -178,6 +178,22 @@ impl<'ctx> ExecMask<'ctx> {
         self.load(e, self.live)
     }
 
+    /// The lanes still in the function (not returned), which a kernel
+    /// split into phases keeps from one phase to the next.
+    pub fn remaining(&self, e: &Emit<'ctx, '_>) -> Result<VectorValue<'ctx>, JitError> {
+        self.load(e, self.returned)
+    }
+
+    /// Restores [`ExecMask::remaining`] at the start of a later phase.
+    pub fn set_remaining(
+        &self,
+        e: &Emit<'ctx, '_>,
+        lanes: VectorValue<'ctx>,
+    ) -> Result<(), JitError> {
+        e.b.build_store(self.returned, lanes)?;
+        Ok(())
+    }
+
     /// After a call: the callee may have killed lanes.
     pub fn set_live(&self, e: &Emit<'ctx, '_>, live: VectorValue<'ctx>) -> Result<(), JitError> {
         e.b.build_store(self.live, live)?;

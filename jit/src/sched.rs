@@ -21,6 +21,7 @@
 //! abandoned is made anew on the same stack.
 
 use crate::abi::{self, KernelFn, MemSpan, WarpContext};
+use crate::lower::phases;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::RefCell;
@@ -36,6 +37,10 @@ pub(crate) struct KernelPlan {
     pub uses_barrier: bool,
     /// Stack each warp's coroutine gets.
     pub stack_bytes: usize,
+    /// Phases of a kernel split at its barriers (`lower/phases.rs`), 0 for
+    /// one that is not, and the bytes of phase state each warp needs.
+    pub phases: u32,
+    pub phase_bytes: u32,
 }
 
 /// Bytes one 32-lane value takes at most (`<32 x i64>`).
@@ -63,17 +68,53 @@ impl KernelPlan {
         let bytes = BASE_STACK
             .saturating_add(frames.saturating_mul(2))
             .next_multiple_of(64 << 10);
-        KernelPlan {
+        let mut plan = KernelPlan {
             uses_barrier,
             stack_bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            phases: 0,
+            phase_bytes: 0,
+        };
+        // Phases run on the thread's own stack.
+        if uses_barrier && bytes <= THREAD_STACK_BUDGET {
+            if let Some(layout) = split(module, kernel, &memo) {
+                plan.phases = layout.phases.len() as u32;
+                plan.phase_bytes = layout.bytes;
+            }
         }
+        plan
+    }
+
+    /// The phase layout of a kernel this plan splits into phases.
+    pub fn phase_layout(
+        &self,
+        module: &VerifiedModule,
+        kernel: FuncId,
+    ) -> Option<phases::PhaseLayout> {
+        if self.phases == 0 {
+            return None;
+        }
+        let mut memo: Vec<Option<(bool, u64)>> = vec![None; module.functions.len()];
+        function_needs(module, kernel.0 as usize, &mut memo, 0);
+        split(module, kernel, &memo)
     }
 
     /// Whether the warps run as coroutines: they can meet at a barrier, or
     /// their stack may not fit the calling thread's.
     fn needs_coroutines(&self, warps: usize) -> bool {
-        (self.uses_barrier && warps > 1) || self.stack_bytes as u64 > THREAD_STACK_BUDGET
+        (self.uses_barrier && self.phases == 0 && warps > 1)
+            || self.stack_bytes as u64 > THREAD_STACK_BUDGET
     }
+}
+
+/// The phases of `kernel` (see [`phases::layout`]); `memo` holds
+/// [`function_needs`] of every function the kernel can call.
+fn split(
+    module: &VerifiedModule,
+    kernel: FuncId,
+    memo: &[Option<(bool, u64)>],
+) -> Option<phases::PhaseLayout> {
+    let calls_barrier = |c: u32| memo.get(c as usize).copied().flatten().is_none_or(|n| n.0);
+    phases::layout(module.function(kernel), &calls_barrier)
 }
 
 /// (reaches a barrier, stack bytes of the deepest chain) of function `f`.
@@ -317,6 +358,8 @@ fn blank_context() -> WarpContext {
         cancel: std::ptr::null(),
         scheduler: std::ptr::null(),
         posted: std::ptr::null_mut(),
+        phase: 0,
+        phase_state: std::ptr::null_mut(),
     }
 }
 
@@ -346,6 +389,9 @@ pub(crate) unsafe fn run_warps(
     if plan.needs_coroutines(contexts.len()) {
         return run_as_coroutines(entry, plan, contexts, cancel, first_faulting);
     }
+    if plan.phases > 0 {
+        return run_in_phases(entry, plan, contexts, cancel, first_faulting);
+    }
     for (index, ctx) in contexts.iter_mut().enumerate() {
         // SAFETY: as promised by the caller; `scheduler` is null, so a
         // barrier (reachable only in a one-warp workgroup here) returns at
@@ -355,6 +401,55 @@ pub(crate) unsafe fn run_warps(
         check(ctx, index, cancel)?;
     }
     Ok(())
+}
+
+/// A 64-byte aligned piece of phase state.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct StateLine([u8; 64]);
+
+thread_local! {
+    /// The phase state of the running workgroup's warps, kept per thread.
+    static PHASE_STATE: RefCell<Vec<StateLine>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs a kernel split into phases (`lower/phases.rs`): phase 0 of every
+/// warp, then phase 1 of every warp, and so on, each warp keeping what
+/// later phases need in its own phase state.
+///
+/// # Safety
+/// As [`run_warps`].
+unsafe fn run_in_phases(
+    entry: KernelFn,
+    plan: &KernelPlan,
+    contexts: &mut [WarpContext],
+    cancel: &AtomicBool,
+    first_faulting: &mut Option<usize>,
+) -> Result<(), Stop> {
+    let lines_per_warp = (plan.phase_bytes as usize).div_ceil(64);
+    PHASE_STATE.with(|state| {
+        let mut state = state.borrow_mut();
+        let lines = lines_per_warp * contexts.len();
+        if state.len() < lines {
+            state.resize(lines, StateLine([0; 64]));
+        }
+        let base = state.as_mut_ptr();
+        for (index, ctx) in contexts.iter_mut().enumerate() {
+            // SAFETY: `index * lines_per_warp` lines fit in `state`.
+            ctx.phase_state = unsafe { base.add(index * lines_per_warp) }.cast::<u8>();
+        }
+        for phase in 0..plan.phases {
+            for (index, ctx) in contexts.iter_mut().enumerate() {
+                ctx.phase = phase;
+                // SAFETY: as promised by the caller; the phase state stays
+                // borrowed (and so in place) until the loop ends.
+                unsafe { entry(ctx) };
+                note_fault(ctx, index, first_faulting);
+                check(ctx, index, cancel)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Records warp `index` as the first to fault if it faulted and none did before.
@@ -608,6 +703,25 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
+    fn plan_of(body: &str) -> KernelPlan {
+        let src = format!("buffer @out[0]: u32\nkernel @main {{\n{body}\n}}\n");
+        let module = warpjit_ir::text::parse(&src).expect("parses");
+        let module = VerifiedModule::new(module).expect("verifies");
+        let main = module.find_function("main").expect("@main");
+        KernelPlan::of(&module, main)
+    }
+
+    #[test]
+    fn kernels_with_barriers_only_in_their_body_run_in_phases() {
+        let plan = plan_of("%a = lane_id\nbarrier\n%b = add %a, 1\nbarrier\nstore.u32 @out, 0, %b");
+        assert_eq!((plan.phases, plan.needs_coroutines(8)), (3, false));
+        // A nested barrier, or a stack too large for the thread: coroutines.
+        let nested = plan_of("loop {\n  barrier\n  break\n}");
+        assert_eq!((nested.phases, nested.needs_coroutines(8)), (0, true));
+        let big = plan_of("private @p[16384]\nstore.u32 @p, 0, 1\nbarrier");
+        assert_eq!((big.phases, big.needs_coroutines(8)), (0, true));
+    }
+
     thread_local! {
         /// What the fake kernels below did: (warp, phase, a stack address).
         static TRACE: RefCell<Vec<(u32, u32, usize)>> = const { RefCell::new(Vec::new()) };
@@ -650,6 +764,8 @@ mod tests {
         let plan = KernelPlan {
             uses_barrier: true,
             stack_bytes: 256 << 10,
+            phases: 0,
+            phase_bytes: 0,
         };
         let cancel = AtomicBool::new(false);
         let mut first = None;

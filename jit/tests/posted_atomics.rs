@@ -127,7 +127,11 @@ fn reductions_on(runtime: &Runtime, groups: u32, n: u32) -> Vec<Vec<u64>> {
             .map(|v| v as u32 as u64)
             .collect(),
         buffers[4].to_vec::<u64>(),
-        buffers[5].to_vec::<u32>().into_iter().map(u64::from).collect(),
+        buffers[5]
+            .to_vec::<u32>()
+            .into_iter()
+            .map(u64::from)
+            .collect(),
     ]
 }
 

@@ -1,0 +1,284 @@
+//! Kernels split into phases at their barriers.
+//!
+//! A warp that meets a barrier must wait until every warp of its workgroup
+//! has. In general the scheduler runs each warp on a coroutine and
+//! switches at the barrier (`sched.rs`), which costs four stack switches
+//! per warp and barrier. When every barrier of a kernel is a statement of
+//! its body itself (not inside an `if`, a loop, an `ordered` section or a
+//! called function), the kernel is instead compiled as phases: phase `i`
+//! runs the body's statements between barrier `i - 1` and barrier `i`, and
+//! the scheduler runs phase 0 of every warp, then phase 1 of every warp,
+//! and so on, which is the interpreter's schedule. What a warp carries
+//! from one phase to the next lives in its phase state, a block of memory
+//! per warp laid out here:
+//! - the lanes that returned (a 32-bit mask);
+//! - every value defined by a statement of the body and used in a later
+//!   phase (values defined in nested blocks are not visible outside them);
+//! - every variable, and every private array.
+//!
+//! The live and helper masks are in the warp's context already.
+
+use super::FnLowering;
+use crate::abi::offsets;
+use crate::JitError;
+use inkwell::values::PointerValue;
+use std::ops::Range;
+use warpjit_ir::{walk_block, Function, Op, Operand, Place, Stmt, Type, ValueId};
+
+/// Where a phase-split kernel keeps each thing it carries across phases,
+/// as byte offsets into the warp's phase state (each slot 64-byte aligned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseLayout {
+    /// The statements of the body each phase runs (barriers left out).
+    pub phases: Vec<Range<usize>>,
+    /// Per value: its slot, if a later phase uses it.
+    pub values: Vec<Option<u32>>,
+    pub vars: Vec<u32>,
+    pub privates: Vec<u32>,
+    /// The size of one warp's phase state.
+    pub bytes: u32,
+}
+
+/// Offset of the returned-lanes mask in the phase state.
+pub const RETURNED: u32 = 0;
+const SLOT_ALIGN: u32 = 64;
+
+/// The phases of kernel `f`, or `None` when it has no barrier in its body,
+/// or one somewhere else (nested, or in a function it can call:
+/// `calls_barrier` says whether a function index can reach one).
+pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<PhaseLayout> {
+    let stmts = &f.body.stmts;
+    let is_barrier = |s: &Stmt| matches!(s, Stmt::Inst(i) if i.op == Op::Barrier);
+    let mut phases = Vec::new();
+    let mut start = 0;
+    for (index, s) in stmts.iter().enumerate() {
+        if is_barrier(s) {
+            phases.push(start..index);
+            start = index + 1;
+        }
+    }
+    if phases.is_empty() {
+        return None;
+    }
+    phases.push(start..stmts.len());
+    // No barrier anywhere else: nested, or reached through a call.
+    let mut elsewhere = false;
+    for s in stmts {
+        each_nested(s, &mut |inner| {
+            if let Stmt::Inst(i) = inner {
+                match i.op {
+                    Op::Barrier => elsewhere |= !std::ptr::eq(inner, s),
+                    Op::Call(c) => elsewhere |= calls_barrier(c),
+                    _ => {}
+                }
+            }
+        });
+    }
+    if elsewhere {
+        return None;
+    }
+
+    let mut bytes = SLOT_ALIGN;
+    let mut slot = |size: u64| -> Option<u32> {
+        let at = bytes;
+        let size = u32::try_from(size.next_multiple_of(u64::from(SLOT_ALIGN))).ok()?;
+        bytes = bytes.checked_add(size)?;
+        Some(at)
+    };
+    let lanes = u64::from(warpjit_ir::WARP_SIZE);
+    let vector = |ty: Type| lanes * u64::from(ty.bits().div_ceil(8));
+    let mut values = vec![None; f.values.len()];
+    for (defining, range) in phases.iter().enumerate() {
+        for s in &stmts[range.clone()] {
+            let Stmt::Inst(i) = s else { continue };
+            for place in &i.results {
+                let Place::Value(v) = place else { continue };
+                let later = phases[defining + 1..]
+                    .iter()
+                    .any(|r| uses(&stmts[r.clone()], |o| *o == Operand::Value(*v)));
+                if later {
+                    values[v.0 as usize] = Some(slot(vector(f.value_type(*v)))?);
+                }
+            }
+        }
+    }
+    let vars = f
+        .vars
+        .iter()
+        .map(|v| slot(vector(v.ty)))
+        .collect::<Option<Vec<_>>>()?;
+    let privates = f
+        .privates
+        .iter()
+        .map(|p| slot(u64::from(p.size).div_ceil(8) * 8 * lanes))
+        .collect::<Option<Vec<_>>>()?;
+    Some(PhaseLayout {
+        phases,
+        values,
+        vars,
+        privates,
+        bytes,
+    })
+}
+
+/// Lowers the body of a kernel split into phases: a switch on the
+/// context's phase to that phase's statements. A later phase first takes
+/// back what earlier ones left in `state` (the lanes still in the kernel,
+/// the variables, the values it uses); each phase but the last leaves
+/// there what later ones need. The builder ends where the function returns.
+pub(super) fn lower_phases<'ctx>(
+    fl: &mut FnLowering<'ctx, '_>,
+    layout: &PhaseLayout,
+    state: PointerValue<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let f = fl.f;
+    let stmts = &f.body.stmts;
+    let at = |offset: u32| -> Result<PointerValue<'ctx>, JitError> {
+        let offset = e.i64().const_int(u64::from(offset), false);
+        // SAFETY (for LLVM): the layout keeps every slot inside the state.
+        Ok(unsafe { b.build_gep(e.cx.i8_type(), state, &[offset], "")? })
+    };
+    let phase = e
+        .load_field(fl.ctxp, offsets::PHASE, e.i32().into(), 4)?
+        .into_int_value();
+    let done = fl.new_block("phases.done");
+    let blocks: Vec<_> = (0..layout.phases.len())
+        .map(|i| fl.new_block(&format!("phase{i}")))
+        .collect();
+    let cases: Vec<_> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, bb)| (e.i32().const_int(i as u64, false), *bb))
+        .collect();
+    b.build_switch(phase, done, &cases)?;
+    let slot_of = |v: usize| layout.values.get(v).copied().flatten();
+    for (index, range) in layout.phases.iter().enumerate() {
+        b.position_at_end(blocks[index]);
+        let own = &stmts[range.clone()];
+        if index == 0 {
+            fl.zero_privates()?;
+        } else {
+            let bits = e.load_aligned(e.i32().into(), at(RETURNED)?, 4)?;
+            fl.mask
+                .set_remaining(e, e.bits_to_mask(bits.into_int_value())?)?;
+            for (v, (var, &offset)) in f.vars.iter().zip(&layout.vars).enumerate() {
+                let value = e.load_aligned(e.vec_type(var.ty).into(), at(offset)?, SLOT_ALIGN)?;
+                b.build_store(fl.vars[v], value)?;
+            }
+            // Earlier phases' code does not reach here: only what the
+            // state holds is defined.
+            for (v, value) in fl.values.iter_mut().enumerate() {
+                if !f.params.iter().any(|p| p.0 as usize == v) {
+                    *value = None;
+                }
+            }
+            for v in 0..f.values.len() {
+                let Some(offset) = slot_of(v) else { continue };
+                if uses(own, |o| *o == Operand::Value(ValueId(v as u32))) {
+                    let ty = e.vec_type(f.values[v].ty);
+                    let value = e.load_aligned(ty.into(), at(offset)?, SLOT_ALIGN)?;
+                    fl.values[v] = Some(value.into_vector_value());
+                }
+            }
+        }
+        for s in own {
+            fl.stmt(s)?;
+        }
+        if index + 1 < layout.phases.len() {
+            let bits = e.mask_to_bits(fl.mask.remaining(e)?)?;
+            e.store_aligned(at(RETURNED)?, bits.into(), 4)?;
+            for (v, &offset) in layout.vars.iter().enumerate() {
+                let ty = e.vec_type(f.vars[v].ty);
+                let value = b.build_load(ty, fl.vars[v], "")?;
+                e.store_aligned(at(offset)?, value, SLOT_ALIGN)?;
+            }
+            for s in own {
+                let Stmt::Inst(i) = s else { continue };
+                for place in &i.results {
+                    let Place::Value(v) = place else { continue };
+                    let (Some(offset), Some(value)) =
+                        (slot_of(v.0 as usize), fl.values[v.0 as usize])
+                    else {
+                        continue;
+                    };
+                    e.store_aligned(at(offset)?, value.into(), SLOT_ALIGN)?;
+                }
+            }
+        }
+        b.build_unconditional_branch(done)?;
+    }
+    b.position_at_end(done);
+    Ok(())
+}
+
+/// Calls `visit` on `s` and every statement nested in it.
+fn each_nested<'a>(s: &'a Stmt, visit: &mut dyn FnMut(&'a Stmt)) {
+    visit(s);
+    match s {
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            walk_block(then_body, visit);
+            walk_block(else_body, visit);
+        }
+        Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => walk_block(body, visit),
+        _ => {}
+    }
+}
+
+/// Whether an operand of `stmts` (nested statements included) satisfies `test`.
+pub fn uses(stmts: &[Stmt], test: impl Fn(&Operand) -> bool) -> bool {
+    let mut found = false;
+    for s in stmts {
+        each_nested(s, &mut |inner| found |= inner.operands().iter().any(&test));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(body: &str) -> Function {
+        let src = format!("buffer @out[0]: u32\nshared @s[256]\nfunc @wait() {{\n  barrier\n}}\nkernel @main workgroup(64) {{\n{body}\n}}\n");
+        let module = warpjit_ir::text::parse(&src).expect("parses");
+        let main = module.find_function("main").expect("@main");
+        module.function(main).clone()
+    }
+
+    /// `@wait` (function 0) reaches a barrier.
+    fn calls_barrier(f: u32) -> bool {
+        f == 0
+    }
+
+    #[test]
+    fn barriers_in_the_body_split_it_and_values_used_later_get_slots() {
+        let f = kernel(
+            "var $v: i32\n%a = lane_id\n%b = add %a, 1\nbarrier\n%c = add %a, 2\nstore.u32 @out, 4, %c\nbarrier\nstore.u32 @out, 0, %b",
+        );
+        let layout = layout(&f, &calls_barrier).expect("phased");
+        assert_eq!(layout.phases, vec![0..2, 3..5, 6..7]);
+        // %a and %b are used after a barrier, %c only in its own phase.
+        let slots: Vec<bool> = layout.values.iter().map(Option::is_some).collect();
+        assert_eq!(&slots[..3], &[true, true, false]);
+        // Mask, %a, %b and $v: 128 bytes each after the mask's 64.
+        assert_eq!(layout.vars.len(), 1);
+        assert_eq!(layout.bytes, 64 + 3 * 128);
+    }
+
+    #[test]
+    fn kernels_with_nested_or_called_barriers_are_not_phased() {
+        for body in [
+            "%a = lane_id\n%c = cmp.eq %a, 0\nif %c {\n  barrier\n}",
+            "loop {\n  barrier\n  break\n}",
+            "barrier\ncall @wait()",
+            "%a = lane_id",
+        ] {
+            assert_eq!(layout(&kernel(body), &calls_barrier), None, "{body}");
+        }
+    }
+}

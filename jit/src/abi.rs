@@ -46,6 +46,9 @@ pub struct WarpContext {
     pub workgroup_size: [u32; 3],
     /// Index of this warp in its workgroup (`local_index / 32`).
     pub warp_index: u32,
+    /// `local_id` of the warp's lane 0 (x, y, z), so compiled code needs
+    /// no division to find its lanes' ids.
+    pub first_local: [u32; 3],
     /// `warp_id`: the warp's slot on its SM.
     pub warp_slot: u32,
     pub sm_id: u32,
@@ -122,6 +125,7 @@ pub mod offsets {
     pub const NUM_WORKGROUPS: u64 = offset_of!(WarpContext, num_workgroups) as u64;
     pub const WORKGROUP_SIZE: u64 = offset_of!(WarpContext, workgroup_size) as u64;
     pub const WARP_INDEX: u64 = offset_of!(WarpContext, warp_index) as u64;
+    pub const FIRST_LOCAL: u64 = offset_of!(WarpContext, first_local) as u64;
     pub const WARP_SLOT: u64 = offset_of!(WarpContext, warp_slot) as u64;
     pub const SM_ID: u64 = offset_of!(WarpContext, sm_id) as u64;
     pub const SM_COUNT: u64 = offset_of!(WarpContext, sm_count) as u64;

@@ -316,6 +316,7 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
         ctx.num_workgroups = cfg.grid;
         ctx.workgroup_size = cfg.workgroup;
         ctx.warp_index = index;
+        ctx.first_local = local_id_of(32 * index, cfg.workgroup);
         ctx.warp_slot = frame.first_warp_slot + index;
         ctx.sm_id = frame.sm_id;
         ctx.sm_count = cfg.sm_count;
@@ -325,6 +326,13 @@ pub(crate) fn fill_warp_contexts(frame: &WorkgroupFrame<'_>, contexts: &mut Vec<
         ctx.cancel = frame.cancel;
     }
     next_workgroup(contexts, frame.workgroup_id, cfg.fuel);
+}
+
+/// The `local_id` of local index `index` in a workgroup of `size` (x
+/// fastest).
+fn local_id_of(index: u32, size: [u32; 3]) -> [u32; 3] {
+    let [sx, sy, _] = size.map(|s| s.max(1));
+    [index % sx, index / sx % sy, index / (sx * sy)]
 }
 
 /// A context to overwrite: no lanes, null pointers.
@@ -337,6 +345,7 @@ fn blank_context() -> WarpContext {
         num_workgroups: [0; 3],
         workgroup_size: [0; 3],
         warp_index: 0,
+        first_local: [0; 3],
         warp_slot: 0,
         sm_id: 0,
         sm_count: 0,

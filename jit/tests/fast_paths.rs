@@ -224,6 +224,9 @@ fn local_and_global_ids_of_odd_workgroup_shapes() {
         [3, 1, 100],
         [1024, 1, 1],
         [32, 32, 1],
+        [32, 2, 4],
+        [40, 3, 5],
+        [64, 1, 3],
         [1, 1, 1],
     ] {
         let cfg = LaunchConfig::new([2, 2, 1], workgroup);

@@ -292,8 +292,8 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
 /// `local_id.d` of the warp's lanes, whose local indices are the
 /// consecutive `32 * warp_index + lane`. When the workgroup is at least 32
 /// wide, a warp's run of indices crosses at most one row (or plane)
-/// boundary, so one scalar division per warp and a compare per lane give
-/// the ids; narrower workgroups take a division per lane.
+/// boundary, so the ids of lane 0 (in the context) and a compare per lane
+/// give the ids; narrower workgroups take a division per lane.
 fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -325,8 +325,12 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         Dim::X | Dim::Y => sx,
         Dim::Z => b.build_int_mul(sx, sy, "")?,
     };
-    let q0 = b.build_int_unsigned_div(first, row, "")?;
-    let r0 = b.build_int_unsigned_rem(first, row, "")?;
+    let lane0 = |d: Dim| field(offsets::FIRST_LOCAL + 4 * d.index() as u64);
+    // Lane 0's place in its row (or plane).
+    let r0 = match d {
+        Dim::X | Dim::Y => lane0(Dim::X)?,
+        Dim::Z => b.build_int_add(b.build_int_mul(lane0(Dim::Y)?, sx, "")?, lane0(Dim::X)?, "")?,
+    };
     let along = b.build_int_add(e.splat(r0.into())?, lane_ids(fl), "")?;
     let row_v = e.splat(row.into())?;
     let wraps = b.build_int_compare(IntPredicate::UGE, along, row_v, "")?;
@@ -337,12 +341,11 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
             b.build_int_sub(along, back, "")?
         }
         Dim::Y => {
-            let y0 = b.build_int_unsigned_rem(q0, sy, "")?;
-            let y = b.build_int_add(e.splat(y0.into())?, carry, "")?;
+            let y = b.build_int_add(e.splat(lane0(Dim::Y)?.into())?, carry, "")?;
             let full = b.build_int_compare(IntPredicate::EQ, y, e.splat(sy.into())?, "")?;
             select(fl, full, e.splat_int(32, 0), y)?
         }
-        Dim::Z => b.build_int_add(e.splat(q0.into())?, carry, "")?,
+        Dim::Z => b.build_int_add(e.splat(lane0(Dim::Z)?.into())?, carry, "")?,
     };
     let wide_end = e.current_block()?;
     b.build_unconditional_branch(join)?;

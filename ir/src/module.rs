@@ -271,18 +271,24 @@ impl Module {
 /// Calls `visit` for every statement of `block`, depth first, in order.
 pub fn walk_block<'a>(block: &'a Block, visit: &mut dyn FnMut(&'a Stmt)) {
     for s in &block.stmts {
-        visit(s);
-        match s {
-            Stmt::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                walk_block(then_body, visit);
-                walk_block(else_body, visit);
-            }
-            Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => walk_block(body, visit),
-            _ => {}
+        walk_stmt(s, visit);
+    }
+}
+
+/// Calls `visit` for `stmt` and every statement nested in it, depth first,
+/// in order.
+pub fn walk_stmt<'a>(stmt: &'a Stmt, visit: &mut dyn FnMut(&'a Stmt)) {
+    visit(stmt);
+    match stmt {
+        Stmt::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            walk_block(then_body, visit);
+            walk_block(else_body, visit);
         }
+        Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => walk_block(body, visit),
+        _ => {}
     }
 }

@@ -23,7 +23,7 @@ use crate::abi::offsets;
 use crate::JitError;
 use inkwell::values::PointerValue;
 use std::ops::Range;
-use warpjit_ir::{walk_block, Function, Op, Operand, Place, Stmt, Type, ValueId};
+use warpjit_ir::{walk_stmt, Function, Op, Operand, Place, Stmt, Type, ValueId};
 
 /// Where a phase-split kernel keeps each thing it carries across phases,
 /// as byte offsets into the warp's phase state (each slot 64-byte aligned).
@@ -64,7 +64,7 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
     // No barrier anywhere else: nested, or reached through a call.
     let mut elsewhere = false;
     for s in stmts {
-        each_nested(s, &mut |inner| {
+        walk_stmt(s, &mut |inner| {
             if let Stmt::Inst(i) = inner {
                 match i.op {
                     Op::Barrier => elsewhere |= !std::ptr::eq(inner, s),
@@ -213,28 +213,11 @@ pub(super) fn lower_phases<'ctx>(
     Ok(())
 }
 
-/// Calls `visit` on `s` and every statement nested in it.
-fn each_nested<'a>(s: &'a Stmt, visit: &mut dyn FnMut(&'a Stmt)) {
-    visit(s);
-    match s {
-        Stmt::If {
-            then_body,
-            else_body,
-            ..
-        } => {
-            walk_block(then_body, visit);
-            walk_block(else_body, visit);
-        }
-        Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => walk_block(body, visit),
-        _ => {}
-    }
-}
-
 /// Whether an operand of `stmts` (nested statements included) satisfies `test`.
 pub fn uses(stmts: &[Stmt], test: impl Fn(&Operand) -> bool) -> bool {
     let mut found = false;
     for s in stmts {
-        each_nested(s, &mut |inner| found |= inner.operands().iter().any(&test));
+        walk_stmt(s, &mut |inner| found |= inner.operands().iter().any(&test));
     }
     found
 }

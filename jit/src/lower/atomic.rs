@@ -31,7 +31,9 @@ use inkwell::llvm_sys::core::LLVMBuildAtomicRMW;
 use inkwell::llvm_sys::{LLVMAtomicOrdering, LLVMAtomicRMWBinOp};
 use inkwell::types::VectorType;
 use inkwell::values::AsValueRef;
-use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::values::{
+    BasicValue, BasicValueEnum, IntMathValue, IntValue, PointerValue, VectorValue,
+};
 use inkwell::IntPredicate;
 use inkwell::{AtomicOrdering, AtomicRMWBinOp};
 use warpjit_ir::{AtomOp, MemRef, NumFormat, Type};
@@ -263,18 +265,24 @@ fn identity<'ctx>(fl: &FnLowering<'ctx, '_>, op: AtomOp, elem: NumFormat) -> V<'
     fl.e.splat_int(w, value)
 }
 
-/// `a OP b` lane by lane for the associative ops and `exch` (which gives `b`).
-fn combine<'ctx>(
+/// `a OP b` (lane by lane for vectors) for the associative ops and `exch`
+/// (which gives `b`): what these ops store, which lanes and posted
+/// updates combine with.
+fn combine<'ctx, T>(
     fl: &FnLowering<'ctx, '_>,
     op: AtomOp,
     elem: NumFormat,
-    a: V<'ctx>,
-    b_: V<'ctx>,
-) -> Result<V<'ctx>, JitError> {
+    a: T,
+    b_: T,
+) -> Result<T, JitError>
+where
+    T: IntMathValue<'ctx> + BasicValue<'ctx> + TryFrom<BasicValueEnum<'ctx>> + Copy,
+{
     let b = &fl.e.b;
-    let pick = |pred: IntPredicate| -> Result<V<'ctx>, JitError> {
+    let pick = |pred: IntPredicate| -> Result<T, JitError> {
         let keep = b.build_int_compare(pred, a, b_, "")?;
-        Ok(b.build_select(keep, a, b_, "")?.into_vector_value())
+        T::try_from(b.build_select(keep, a, b_, "")?)
+            .map_err(|_| JitError::Internal("select changed the type".into()))
     };
     let signed = elem.is_signed();
     Ok(match op {
@@ -288,7 +296,9 @@ fn combine<'ctx>(
         AtomOp::Max => pick(IntPredicate::UGT)?,
         AtomOp::Exch => b_,
         AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
-            return Err(JitError::Internal(format!("{op:?} does not combine lanes")))
+            return Err(JitError::Internal(format!(
+                "{op:?} needs an atomic instruction"
+            )))
         }
     })
 }
@@ -393,7 +403,7 @@ fn lane_update<'ctx>(
             let old = e
                 .load_aligned(val.get_type().into(), ptr, align)?
                 .into_int_value();
-            let updated = updated(fl, op, elem, old, val)?;
+            let updated = combine(fl, op, elem, old, val)?;
             e.store_aligned(ptr, updated.into(), align)?;
             return Ok(old);
         }
@@ -429,39 +439,6 @@ fn lane_update<'ctx>(
             }
         }
         _ => b.build_atomicrmw(rmw_op(op, elem), ptr, val, order)?,
-    })
-}
-
-/// What `old OP val` stores, for the ops that need no atomic instruction
-/// (the associative ones and `exch`).
-fn updated<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    op: AtomOp,
-    elem: NumFormat,
-    old: IntValue<'ctx>,
-    val: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, JitError> {
-    let b = &fl.e.b;
-    let pick = |pred: IntPredicate| -> Result<IntValue<'ctx>, JitError> {
-        let keep = b.build_int_compare(pred, old, val, "")?;
-        Ok(b.build_select(keep, old, val, "")?.into_int_value())
-    };
-    let signed = elem.is_signed();
-    Ok(match op {
-        AtomOp::Add => b.build_int_add(old, val, "")?,
-        AtomOp::And => b.build_and(old, val, "")?,
-        AtomOp::Or => b.build_or(old, val, "")?,
-        AtomOp::Xor => b.build_xor(old, val, "")?,
-        AtomOp::Min if signed => pick(IntPredicate::SLT)?,
-        AtomOp::Min => pick(IntPredicate::ULT)?,
-        AtomOp::Max if signed => pick(IntPredicate::SGT)?,
-        AtomOp::Max => pick(IntPredicate::UGT)?,
-        AtomOp::Exch => val,
-        AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap => {
-            return Err(JitError::Internal(format!(
-                "{op:?} needs an atomic instruction"
-            )))
-        }
     })
 }
 
@@ -529,7 +506,7 @@ fn post<'ctx>(
     b.build_conditional_branch(same, combine_bb, evict_bb)?;
 
     b.position_at_end(combine_bb);
-    store_value(updated(fl, op, elem, slot_value("posted")?, val)?)?;
+    store_value(combine(fl, op, elem, slot_value("posted")?, val)?)?;
     b.build_unconditional_branch(done)?;
 
     b.position_at_end(evict_bb);

@@ -212,11 +212,10 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             every_lane_frame: None,
             posted,
         };
-        let phased = match f.is_kernel() {
-            true => {
-                KernelPlan::of(module, FuncId(func_index)).phase_layout(module, FuncId(func_index))
-            }
-            false => None,
+        let phased = if f.is_kernel() {
+            KernelPlan::with_phases(module, FuncId(func_index)).1
+        } else {
+            None
         };
         match &phased {
             Some(layout) => {

@@ -63,6 +63,15 @@ impl KernelPlan {
     /// and 4 KiB, summed along the deepest call chain (the verifier rejects
     /// recursion, so the chain is finite), doubled.
     pub fn of(module: &VerifiedModule, kernel: FuncId) -> KernelPlan {
+        KernelPlan::with_phases(module, kernel).0
+    }
+
+    /// [`KernelPlan::of`], and the phase layout when the plan splits the
+    /// kernel into phases.
+    pub fn with_phases(
+        module: &VerifiedModule,
+        kernel: FuncId,
+    ) -> (KernelPlan, Option<phases::PhaseLayout>) {
         let mut memo: Vec<Option<(bool, u64)>> = vec![None; module.functions.len()];
         let (uses_barrier, frames) = function_needs(module, kernel.0 as usize, &mut memo, 0);
         let bytes = BASE_STACK
@@ -75,27 +84,16 @@ impl KernelPlan {
             phase_bytes: 0,
         };
         // Phases run on the thread's own stack.
-        if uses_barrier && bytes <= THREAD_STACK_BUDGET {
-            if let Some(layout) = split(module, kernel, &memo) {
-                plan.phases = layout.phases.len() as u32;
-                plan.phase_bytes = layout.bytes;
-            }
+        let layout = if uses_barrier && bytes <= THREAD_STACK_BUDGET {
+            split(module, kernel, &memo)
+        } else {
+            None
+        };
+        if let Some(layout) = &layout {
+            plan.phases = layout.phases.len() as u32;
+            plan.phase_bytes = layout.bytes;
         }
-        plan
-    }
-
-    /// The phase layout of a kernel this plan splits into phases.
-    pub fn phase_layout(
-        &self,
-        module: &VerifiedModule,
-        kernel: FuncId,
-    ) -> Option<phases::PhaseLayout> {
-        if self.phases == 0 {
-            return None;
-        }
-        let mut memo: Vec<Option<(bool, u64)>> = vec![None; module.functions.len()];
-        function_needs(module, kernel.0 as usize, &mut memo, 0);
-        split(module, kernel, &memo)
+        (plan, layout)
     }
 
     /// Whether the warps run as coroutines: they can meet at a barrier, or

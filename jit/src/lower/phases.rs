@@ -33,6 +33,10 @@ pub struct PhaseLayout {
     pub phases: Vec<Range<usize>>,
     /// Per value: its slot, if a later phase uses it.
     pub values: Vec<Option<u32>>,
+    /// Per phase: the values with slots it uses (loaded when it starts)
+    /// and those it defines (stored when it ends).
+    pub loads: Vec<Vec<ValueId>>,
+    pub saves: Vec<Vec<ValueId>>,
     pub vars: Vec<u32>,
     pub privates: Vec<u32>,
     /// The size of one warp's phase state.
@@ -87,21 +91,49 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
     };
     let lanes = u64::from(warpjit_ir::WARP_SIZE);
     let vector = |ty: Type| lanes * u64::from(ty.bits().div_ceil(8));
+    // Per phase, the values its statements (nested ones included) read.
+    let used: Vec<Vec<bool>> = phases
+        .iter()
+        .map(|r| {
+            let mut read = vec![false; f.values.len()];
+            for s in &stmts[r.clone()] {
+                walk_stmt(s, &mut |inner| {
+                    for o in inner.operands() {
+                        if let Operand::Value(v) = o {
+                            read[v.0 as usize] = true;
+                        }
+                    }
+                });
+            }
+            read
+        })
+        .collect();
     let mut values = vec![None; f.values.len()];
+    let mut defined_in = vec![usize::MAX; f.values.len()];
+    let mut saves = vec![Vec::new(); phases.len()];
     for (defining, range) in phases.iter().enumerate() {
         for s in &stmts[range.clone()] {
             let Stmt::Inst(i) = s else { continue };
             for place in &i.results {
                 let Place::Value(v) = place else { continue };
-                let later = phases[defining + 1..]
-                    .iter()
-                    .any(|r| uses(&stmts[r.clone()], |o| *o == Operand::Value(*v)));
-                if later {
+                defined_in[v.0 as usize] = defining;
+                if used[defining + 1..].iter().any(|read| read[v.0 as usize]) {
                     values[v.0 as usize] = Some(slot(vector(f.value_type(*v)))?);
+                    saves[defining].push(*v);
                 }
             }
         }
     }
+    let loads = used
+        .iter()
+        .enumerate()
+        .map(|(phase, read)| {
+            (0..f.values.len())
+                .filter(|&v| read[v] && values[v].is_some() && defined_in[v] < phase)
+                .map(|v| ValueId(v as u32))
+                .collect()
+        })
+        .collect();
     let vars = f
         .vars
         .iter()
@@ -115,6 +147,8 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
     Some(PhaseLayout {
         phases,
         values,
+        loads,
+        saves,
         vars,
         privates,
         bytes,
@@ -174,13 +208,15 @@ pub(super) fn lower_phases<'ctx>(
                     *value = None;
                 }
             }
-            for v in 0..f.values.len() {
-                let Some(offset) = slot_of(v) else { continue };
-                if uses(own, |o| *o == Operand::Value(ValueId(v as u32))) {
-                    let ty = e.vec_type(f.values[v].ty);
-                    let value = e.load_aligned(ty.into(), at(offset)?, SLOT_ALIGN)?;
-                    fl.values[v] = Some(value.into_vector_value());
-                }
+            // A phase loads only values defined in earlier ones: those it
+            // defines itself are assigned before they are read.
+            for v in &layout.loads[index] {
+                let Some(offset) = slot_of(v.0 as usize) else {
+                    continue;
+                };
+                let ty = e.vec_type(f.value_type(*v));
+                let value = e.load_aligned(ty.into(), at(offset)?, SLOT_ALIGN)?;
+                fl.values[v.0 as usize] = Some(value.into_vector_value());
             }
         }
         for s in own {
@@ -194,32 +230,18 @@ pub(super) fn lower_phases<'ctx>(
                 let value = b.build_load(ty, fl.vars[v], "")?;
                 e.store_aligned(at(offset)?, value, SLOT_ALIGN)?;
             }
-            for s in own {
-                let Stmt::Inst(i) = s else { continue };
-                for place in &i.results {
-                    let Place::Value(v) = place else { continue };
-                    let (Some(offset), Some(value)) =
-                        (slot_of(v.0 as usize), fl.values[v.0 as usize])
-                    else {
-                        continue;
-                    };
-                    e.store_aligned(at(offset)?, value.into(), SLOT_ALIGN)?;
-                }
+            for v in &layout.saves[index] {
+                let (Some(offset), Some(value)) = (slot_of(v.0 as usize), fl.values[v.0 as usize])
+                else {
+                    continue;
+                };
+                e.store_aligned(at(offset)?, value.into(), SLOT_ALIGN)?;
             }
         }
         b.build_unconditional_branch(done)?;
     }
     b.position_at_end(done);
     Ok(())
-}
-
-/// Whether an operand of `stmts` (nested statements included) satisfies `test`.
-pub fn uses(stmts: &[Stmt], test: impl Fn(&Operand) -> bool) -> bool {
-    let mut found = false;
-    for s in stmts {
-        walk_stmt(s, &mut |inner| found |= inner.operands().iter().any(&test));
-    }
-    found
 }
 
 #[cfg(test)]
@@ -248,6 +270,15 @@ mod tests {
         // %a and %b are used after a barrier, %c only in its own phase.
         let slots: Vec<bool> = layout.values.iter().map(Option::is_some).collect();
         assert_eq!(&slots[..3], &[true, true, false]);
+        // Phase 1 loads %a; phase 2 loads %b; phase 0 stores both.
+        assert_eq!(
+            layout.loads,
+            vec![vec![], vec![ValueId(0)], vec![ValueId(1)]]
+        );
+        assert_eq!(
+            layout.saves,
+            vec![vec![ValueId(0), ValueId(1)], vec![], vec![]]
+        );
         // Mask, %a, %b and $v: 128 bytes each after the mask's 64.
         assert_eq!(layout.vars.len(), 1);
         assert_eq!(layout.bytes, 64 + 3 * 128);

@@ -581,7 +581,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     /// What the lane-shape analysis knows about the address of `i`, a
     /// load or store of `access_bytes` per lane whose address has type
-    /// `addr_ty`: one address, or consecutive accesses.
+    /// `addr_ty`: one address, consecutive accesses, or one run of them
+    /// repeated in each group of lanes.
     pub fn address_facts(&self, i: &Inst, access_bytes: u32, addr_ty: Type) -> AddressFacts {
         let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
         let known = |shapes: &FunctionShapes| match shapes.address(i) {
@@ -593,6 +594,10 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 lanes: LaneShape::Affine { stride },
                 every_lane,
             }) if stride == consecutive => KnownAddress::Consecutive { every_lane },
+            Some(OperandShape {
+                lanes: LaneShape::Tiled { stride, width },
+                every_lane,
+            }) if stride == consecutive => KnownAddress::Tiled { width, every_lane },
             _ => KnownAddress::Unknown,
         };
         AddressFacts {

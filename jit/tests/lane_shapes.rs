@@ -4,7 +4,8 @@
 //! target: partial warps, first or last active lane out of bounds, runs
 //! that wrap around the 32-bit address space, unaligned bases, workgroups
 //! whose warps do not lie in one row (2-D with an x size that is not a
-//! multiple of 32), and variables made varying by divergent control flow.
+//! multiple of 32), variables made varying by divergent control flow, and
+//! tiled loads (`lane_id & 7` and the like).
 
 use warpjit_ir::interp::{self, LaunchConfig};
 use warpjit_ir::{Function, VerifiedModule};
@@ -81,7 +82,13 @@ kernel @main workgroup(64) {
     assert_eq!(any("sum"), affine(2));
     assert_eq!(rows("twice"), affine(4));
     assert_eq!(any("sq"), VARYING);
-    assert_eq!(any("masked"), VARYING);
+    assert_eq!(
+        any("masked"),
+        LaneShape::Tiled {
+            stride: 1,
+            width: 8
+        }
+    );
     assert_eq!(any("u"), UNIFORM);
     assert_eq!(rows("v"), VARYING);
     assert_eq!(any("c"), VARYING);
@@ -373,6 +380,117 @@ fn one_address_accesses_match_the_interpreter() {
     .map(|(n, at, far)| vec![*n, *at, *far])
     .collect();
     same_as_interpreter(ONE_ADDRESS, &shapes, &params, &buffers);
+}
+
+/// Tiled addresses (lane `l` at `base + (l % width) * size`): loads of every
+/// width from `lane_id` and `local_index`, u32, u16 and u64 elements, a
+/// base that may be unaligned, wrap below 0 or above 2^32 or put the tile
+/// out of bounds, a partial mask (the first active lane not at the start
+/// of its tile), a variable (the first active lane stands for the tile),
+/// and x2 loads and stores, which take the run-time path.
+const TILED: &str = "
+param %base: i32
+param %far: i64
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  var $t: i32
+  var $acc: i32
+  %li = local_index
+  %lane = lane_id
+  %l2 = and %lane, 1
+  %l4 = and %li, 3
+  %l8 = and 7, %lane
+  %l16 = and %li, 15
+  %l32 = and %li, 31
+  %a2 = shl %l2, 2
+  %b2 = add %a2, %base
+  %v2 = load.u32 @src, %b2
+  %a4 = mul %l4, 4
+  %b4 = add %base, %a4
+  %v4 = load.u32 @src, %b4
+  %a8 = shl %l8, 1
+  %b8 = sub %base, %a8
+  %n8 = neg %b8
+  %v8 = load.u16 @src, %n8
+  %a16 = shl %l16, 3
+  %b16 = add %a16, %base
+  %v16 = load.u64 @src, %b16
+  %w16 = cvt.u32.u64 %v16
+  %a32 = shl %l32, 2
+  %b32 = add %a32, %base
+  %v32 = load.u32 @src, %b32
+  %f16 = cvt.u64.u32 %a16
+  %g16 = add %f16, %far
+  %h16 = load.u32 @src, %g16
+  %s0 = xor %v2, %v4
+  %s1 = add %s0, %v8
+  %s2 = xor %s1, %w16
+  %s3 = add %s2, %v32
+  %s = add %s3, %h16
+  %some = cmp.ge.u %li, %n
+  if %some {
+    $t = shl %l8, 2
+    $t = add $t, %base
+    %x = load.u32 @src, $t
+    %y0, %y1 = load.u32x2 @src, %b16
+    %z0 = add %x, %y0
+    %z = xor %z0, %y1
+    $acc = add %s, %z
+    store.u32 @dst, %b4, %z
+  }
+  %o = shl %li, 2
+  %o2 = add %o, 256
+  store.u32 @dst, %o2, $acc
+  %o3 = add %o, 512
+  store.u32 @dst, %o3, %s
+}
+";
+
+#[test]
+fn tiled_loads_match_the_interpreter() {
+    let m = module(TILED);
+    let shape = |name: &str| shape_of(&m, IdLayout::Any, name);
+    let tiled = |stride: u64, width: u32| LaneShape::Tiled { stride, width };
+    assert_eq!(shape("l2"), tiled(1, 2));
+    assert_eq!(shape("l4"), tiled(1, 4));
+    assert_eq!(shape("l8"), tiled(1, 8));
+    assert_eq!(shape("l16"), tiled(1, 16));
+    assert_eq!(shape("l32"), affine(1));
+    assert_eq!(shape("a4"), tiled(4, 4));
+    assert_eq!(shape("b8"), tiled(u64::from(u32::MAX) - 1, 8));
+    assert_eq!(shape("n8"), tiled(2, 8));
+    assert_eq!(shape("b16"), tiled(8, 16));
+    // Conversions are not followed: a 64-bit address is never tiled.
+    assert_eq!(shape("g16"), VARYING);
+    assert_eq!(shape("s0"), VARYING);
+    let shapes = [
+        ([2, 1, 1], [64, 1, 1]),
+        ([2, 1, 1], [40, 1, 1]),
+        ([1, 1, 1], [40, 3, 1]),
+    ];
+    let buffers = vec![pattern(1024, 31), pattern(1024, 37)];
+    let params: Vec<Vec<u64>> = [
+        // Inside (all lanes active); then unaligned.
+        (0u64, 0u64, 0u64),
+        (6, 130, 64),
+        // Partial masks: the first active lane inside its tile.
+        (40, 8, 3),
+        (40, 8, 13),
+        (0xffff_fff8, 8, 5),
+        // Tiles reaching past the end (1024 bytes), or wholly outside.
+        (1000, 1020, 64),
+        (4096, 4096, 64),
+        // Tiles wrapping below 0 and above 2^32.
+        (0xffff_fffa, u64::MAX - 8, 64),
+        (0xffff_ffe0, 0xffff_fff0, 64),
+    ]
+    .iter()
+    .map(|(b, f, n)| vec![*b, *f, *n])
+    .collect();
+    same_as_interpreter(TILED, &shapes, &params, &buffers);
 }
 
 /// Shapes that must not be taken for consecutive: a stride that is not

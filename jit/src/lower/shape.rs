@@ -33,6 +33,11 @@ pub enum LaneShape {
     /// with `base` the same for all lanes. `stride` is non-zero, taken
     /// modulo 2^width (so -4 in 32 bits is `0xffff_fffc`).
     Affine { stride: u64 },
+    /// Lane `l` holds `base + (l % width) * stride` (wrapping as for
+    /// `Affine`): the same run of `width` values repeated in each aligned
+    /// group of `width` lanes, as `lane_id & 7` gives. `width` is 2, 4, 8
+    /// or 16 (32 is `Affine`) and `stride` is non-zero.
+    Tiled { stride: u64, width: u32 },
     /// Nothing is known.
     Varying,
 }
@@ -94,6 +99,7 @@ impl FunctionShapes {
             layout,
             values: vec![LaneShape::Varying; f.values.len()],
             every_lane: vec![false; f.values.len()],
+            lane_index: vec![false; f.values.len()],
             addresses: HashMap::new(),
             conditions: HashMap::new(),
             loops: Vec::new(),
@@ -190,6 +196,9 @@ struct Analysis<'a> {
     layout: IdLayout,
     values: Vec<LaneShape>,
     every_lane: Vec<bool>,
+    /// Values that are `lane_id + 32 * k` with `k` the same in all lanes
+    /// (`lane_id`, `local_index`): masking their low bits tiles the lanes.
+    lane_index: Vec<bool>,
     addresses: HashMap<*const Inst, OperandShape>,
     conditions: HashMap<*const Stmt, LaneShape>,
     loops: Vec<LoopFrame>,
@@ -327,6 +336,11 @@ impl Analysis<'_> {
         }
     }
 
+    /// Whether an operand is `lane_id + 32 * k` for a `k` all lanes share.
+    fn is_lane_index(&self, o: &Operand) -> bool {
+        matches!(o, Operand::Value(v) if self.lane_index[v.0 as usize])
+    }
+
     /// Whether an operand's shape holds in every lane the warp has.
     fn operand_every_lane(&self, o: &Operand) -> bool {
         match o {
@@ -368,11 +382,17 @@ impl Analysis<'_> {
                 | Op::Builtin(_)
         );
         let every_lane = lane_wise && i.args.iter().all(|a| self.operand_every_lane(a));
+        let lane_index = match &i.op {
+            Op::Builtin(Builtin::LaneId | Builtin::LocalIndex) => true,
+            Op::Mov => i.args.first().is_some_and(|a| self.is_lane_index(a)),
+            _ => false,
+        };
         for r in &i.results {
             match r {
                 Place::Value(v) => {
                     self.values[v.0 as usize] = shape;
                     self.every_lane[v.0 as usize] = every_lane;
+                    self.lane_index[v.0 as usize] = lane_index;
                 }
                 Place::Var(v) => vars[v.0 as usize] = shape,
             }
@@ -381,7 +401,7 @@ impl Analysis<'_> {
 
     /// The shape of every result of `i` whose operands have shapes `args`.
     fn result_shape(&self, i: &Inst, args: &[LaneShape]) -> LaneShape {
-        use LaneShape::{Affine, Uniform, Varying};
+        use LaneShape::{Affine, Tiled, Uniform, Varying};
         let all_uniform = args.iter().all(|a| *a == Uniform);
         let ty = i
             .args
@@ -398,6 +418,11 @@ impl Analysis<'_> {
                 (_, Some(Uniform)) => Uniform,
                 (UnaryOp::Neg | UnaryOp::Not, Some(Affine { stride })) if ty.is_arith_int() => {
                     affine(stride.wrapping_neg(), ty)
+                }
+                (UnaryOp::Neg | UnaryOp::Not, Some(Tiled { stride, width }))
+                    if ty.is_arith_int() =>
+                {
+                    tiled(stride.wrapping_neg(), *width, ty)
                 }
                 _ => Varying,
             },
@@ -427,15 +452,21 @@ impl Analysis<'_> {
     /// Integer add, sub, mul and shl of affine and uniform operands, with a
     /// constant factor or shift for mul and shl.
     fn int_binary(&self, op: BinaryOp, i: &Inst, args: &[LaneShape], ty: Type) -> LaneShape {
-        use LaneShape::{Affine, Uniform, Varying};
-        let stride = |s: LaneShape| match s {
-            Uniform => Some(0u64),
-            Affine { stride } => Some(stride),
-            Varying => None,
-        };
+        use LaneShape::{Affine, Tiled, Uniform, Varying};
         let constant = |n: usize| match i.args.get(n) {
             Some(Operand::Const(c)) => Some(c.bits),
             _ => None,
+        };
+        if op == BinaryOp::And {
+            return self.lane_bits(i, ty);
+        }
+        if let Some(shape) = tiled_binary(op, args, constant(0), constant(1), ty) {
+            return shape;
+        }
+        let stride = |s: LaneShape| match s {
+            Uniform => Some(0u64),
+            Affine { stride } => Some(stride),
+            Tiled { .. } | Varying => None,
         };
         let (Some(a), Some(b)) = (
             args.first().copied().and_then(stride),
@@ -456,6 +487,20 @@ impl Analysis<'_> {
                 _ => Varying,
             },
             _ => Varying,
+        }
+    }
+
+    /// `and` of a lane index with `width - 1`: the lane within its group of
+    /// `width`, tiled (`lane_id` itself for 31).
+    fn lane_bits(&self, i: &Inst, ty: Type) -> LaneShape {
+        let mask = match i.args.as_slice() {
+            [x, Operand::Const(c)] | [Operand::Const(c), x] if self.is_lane_index(x) => c.bits,
+            _ => return LaneShape::Varying,
+        };
+        match mask {
+            31 => LaneShape::Affine { stride: 1 },
+            1 | 3 | 7 | 15 => tiled(1, (mask + 1) as u32, ty),
+            _ => LaneShape::Varying,
         }
     }
 
@@ -493,4 +538,51 @@ fn affine(stride: u64, ty: Type) -> LaneShape {
     } else {
         LaneShape::Affine { stride }
     }
+}
+
+/// The shape `base + (l % width) * stride` in an integer type of `ty`'s
+/// width.
+fn tiled(stride: u64, width: u32, ty: Type) -> LaneShape {
+    let stride = stride & ty.bit_mask();
+    if stride == 0 {
+        LaneShape::Uniform
+    } else {
+        LaneShape::Tiled { stride, width }
+    }
+}
+
+/// Add, sub, mul and shl with one tiled operand: a uniform term moves the
+/// base, a constant factor or shift scales the stride. `None` when no
+/// operand is tiled.
+fn tiled_binary(
+    op: BinaryOp,
+    args: &[LaneShape],
+    first_const: Option<u64>,
+    second_const: Option<u64>,
+    ty: Type,
+) -> Option<LaneShape> {
+    use LaneShape::{Tiled, Uniform, Varying};
+    let (a, b) = (*args.first()?, *args.get(1)?);
+    if !matches!(a, Tiled { .. }) && !matches!(b, Tiled { .. }) {
+        return None;
+    }
+    Some(match (op, a, b) {
+        (BinaryOp::Add, Tiled { stride, width }, Uniform)
+        | (BinaryOp::Add, Uniform, Tiled { stride, width })
+        | (BinaryOp::Sub, Tiled { stride, width }, Uniform) => tiled(stride, width, ty),
+        (BinaryOp::Sub, Uniform, Tiled { stride, width }) => {
+            tiled(stride.wrapping_neg(), width, ty)
+        }
+        (BinaryOp::Mul, Tiled { stride, width }, _) if second_const.is_some() => {
+            tiled(stride.wrapping_mul(second_const?), width, ty)
+        }
+        (BinaryOp::Mul, _, Tiled { stride, width }) if first_const.is_some() => {
+            tiled(stride.wrapping_mul(first_const?), width, ty)
+        }
+        (BinaryOp::Shl, Tiled { stride, width }, _) => match second_const {
+            Some(c) if c < u64::from(ty.bits()) => tiled(stride << c, width, ty),
+            _ => Varying,
+        },
+        _ => Varying,
+    })
 }

@@ -10,7 +10,11 @@
 //!   split into or built from components with shuffles) after checking
 //!   only that the run from the first to the last active lane does not wrap
 //!   and ends inside the memory; otherwise the per-lane path, which counts
-//!   and reports faults as always.
+//!   and reports faults as always;
+//! - lane `l` at `base + (l % width) * access size` (`lane_id & 7` and the
+//!   like): one vector load of the `width` elements, repeated across the
+//!   lanes, when all of them are inside the memory; otherwise the per-lane
+//!   path.
 //!
 //! Faults are the same as on the per-lane path: with one address all active
 //! lanes are out of bounds or none, and a run that is inside the memory has
@@ -40,6 +44,8 @@ pub enum KnownAddress {
     Same { every_lane: bool },
     /// Lane `l` gives `base + l * access size`.
     Consecutive { every_lane: bool },
+    /// Lane `l` gives `base + (l % width) * access size`.
+    Tiled { width: u32, every_lane: bool },
     /// Nothing: the shape is tested at run time.
     Unknown,
 }
@@ -204,6 +210,19 @@ pub fn load<'ctx>(
             let fast = || run_load(fl, format, &run, m);
             choose(fl, take, vt, &fast, &per_lane)
         }
+        // One element per lane: a tile of x2/x4 blocks is rare.
+        KnownAddress::Tiled { .. } if format.count != 1 => dynamic(),
+        KnownAddress::Tiled { width, every_lane } => {
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
+            let tile = tile(fl, mem, format.bytes(), width, lanes, m)?;
+            let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
+            let take = match rows {
+                None => tile.inside,
+                Some(rows) => fl.e.b.build_and(rows, tile.inside, "")?,
+            };
+            let fast = || tile_load(fl, format, &tile, m);
+            choose(fl, take, vt, &fast, &per_lane)
+        }
     }
 }
 
@@ -228,7 +247,9 @@ pub fn store<'ctx>(
         None
     };
     match known {
-        KnownAddress::Unknown => dynamic(),
+        // Lanes of a tile store to the same addresses: the run-time tests
+        // sort that out.
+        KnownAddress::Unknown | KnownAddress::Tiled { .. } => dynamic(),
         KnownAddress::Same { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_store(fl, mem, format, lanes, m, raws);
@@ -431,6 +452,88 @@ fn consecutive_run<'ctx>(
     let inside = b.build_and(no_wrap, ends_inside, "")?;
     let (_, start) = run_start(fl, span.base, first, first_aligned, size)?;
     Ok(Run { inside, start })
+}
+
+/// The `width` elements a tiled access reads: whether they are all inside
+/// the memory (and do not wrap around the address width), and where the
+/// first one is.
+struct Tile<'ctx> {
+    inside: IntValue<'ctx>,
+    start: inkwell::values::PointerValue<'ctx>,
+    width: u32,
+}
+
+fn tile<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    size: u32,
+    width: u32,
+    lanes: Lanes<'ctx>,
+    m: V<'ctx>,
+) -> Result<Tile<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let bits = e.mask_to_bits(m)?;
+    let first = lane_at(fl, bits, End::Lowest)?;
+    let (reference, at_ref) = lanes.reference(fl, first)?;
+    // The reference lane is element `reference % width` of the tile.
+    let within = b.build_and(
+        reference,
+        e.i32().const_int(u64::from(width - 1), false),
+        "",
+    )?;
+    let within = b.build_int_z_extend(within, e.i64(), "")?;
+    let back = b.build_int_mul(within, e.i64().const_int(u64::from(size), false), "")?;
+    // A tile that starts below 0 wraps to the top of the 64 bits here and
+    // is not inside the memory.
+    let at = b.build_int_sub(at_ref, back, "")?;
+    let bytes = u64::from(width) * u64::from(size);
+    let round = e.i64().const_int(!(u64::from(size) - 1), false);
+    let aligned = b.build_and(at, round, "")?;
+    let span = span(fl, mem)?;
+    let mut inside = inside_memory(fl.e, span.len, bytes, aligned)?;
+    if lanes.ty != Type::I64 {
+        // With 32-bit addresses, a tile must also end at or below 2^32 (a
+        // memory over 4 GiB could hold one that wraps).
+        let end = b.build_int_add(at, e.i64().const_int(bytes, false), "")?;
+        let top = e.i64().const_int(1 << 32, false);
+        let below_top = b.build_int_compare(IntPredicate::ULE, end, top, "")?;
+        inside = b.build_and(inside, below_top, "")?;
+    }
+    // SAFETY (for LLVM): only dereferenced where `inside` holds.
+    let start = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[aligned], "")? };
+    Ok(Tile {
+        inside,
+        start,
+        width,
+    })
+}
+
+/// A tile that is inside the memory: one vector load of its elements,
+/// repeated across the lanes; 0 in inactive lanes, as masked loads give.
+fn tile_load<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
+    tile: &Tile<'ctx>,
+    m: V<'ctx>,
+) -> Components<'ctx> {
+    let e = fl.e;
+    let b = &e.b;
+    let vt = elem_vec(fl, format.elem);
+    let tile_t = vt.get_element_type().into_int_type().vec_type(tile.width);
+    let elems = e.load_aligned(tile_t.into(), tile.start, format.elem.bytes())?;
+    let repeat: Vec<_> = (0..LANES)
+        .map(|l| e.i32().const_int(u64::from(l % tile.width), false))
+        .collect();
+    let lanes = b.build_shuffle_vector(
+        elems.into_vector_value(),
+        tile_t.get_poison(),
+        VectorType::const_vector(&repeat),
+        "",
+    )?;
+    Ok(vec![b
+        .build_select(m, lanes, vt.const_zero(), "")?
+        .into_vector_value()])
 }
 
 /// `<32 * count x i1>`: each lane's bit repeated for its components.

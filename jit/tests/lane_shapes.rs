@@ -56,6 +56,9 @@ kernel @main workgroup(64) {
   %twice = add %a4, %wg
   %sq = mul %li, %li
   %masked = and %li, 7
+  %half_warp = shr.u %li, 4
+  %thirds = div.u %li, 48
+  %row_warp = shr.u %gx, 5
   %u = load.u32 @b, %n
   %v = load.u32 @b, %a4
   %c = cmp.lt.u %li, %n
@@ -82,6 +85,9 @@ kernel @main workgroup(64) {
     assert_eq!(any("sum"), affine(2));
     assert_eq!(rows("twice"), affine(4));
     assert_eq!(any("sq"), VARYING);
+    assert_eq!(any("half_warp"), VARYING);
+    assert_eq!(any("thirds"), VARYING);
+    assert_eq!(rows("row_warp"), VARYING);
     assert_eq!(
         any("masked"),
         LaneShape::Tiled {
@@ -387,7 +393,9 @@ fn one_address_accesses_match_the_interpreter() {
 /// base that may be unaligned, wrap below 0 or above 2^32 or put the tile
 /// out of bounds, a partial mask (the first active lane not at the start
 /// of its tile), a variable (the first active lane stands for the tile),
-/// and x2 loads and stores, which take the run-time path.
+/// and x2 loads and stores, which take the run-time path. The warp's index
+/// (`local_index >> 5`) and other quotients of lane indices by multiples
+/// of 32 are uniform.
 const TILED: &str = "
 param %base: i32
 param %far: i64
@@ -446,6 +454,23 @@ kernel @main workgroup(64) {
   store.u32 @dst, %o2, $acc
   %o3 = add %o, 512
   store.u32 @dst, %o3, %s
+  %warp = shr.u %li, 5
+  %r8 = rem.u %lane, 8
+  %pair = div.u %li, 64
+  %odd = and %lane, 1
+  %is_odd = cmp.eq %odd, 1
+  if %is_odd {
+    %wa = shl %warp, 2
+    %wb = add %wa, %base
+    store.u32 @dst, %wb, %lane
+    %pa = shl %pair, 2
+    %pv = load.u32 @src, %pa
+    %ra = shl %r8, 2
+    %rv = load.u32 @src, %ra
+    %t = add %pv, %rv
+    %tb = add %wb, 32
+    store.u32 @dst, %tb, %t
+  }
 }
 ";
 
@@ -466,6 +491,9 @@ fn tiled_loads_match_the_interpreter() {
     // Conversions are not followed: a 64-bit address is never tiled.
     assert_eq!(shape("g16"), VARYING);
     assert_eq!(shape("s0"), VARYING);
+    assert_eq!(shape("warp"), UNIFORM);
+    assert_eq!(shape("pair"), UNIFORM);
+    assert_eq!(shape("r8"), tiled(1, 8));
     let shapes = [
         ([2, 1, 1], [64, 1, 1]),
         ([2, 1, 1], [40, 1, 1]),

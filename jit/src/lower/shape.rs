@@ -457,8 +457,8 @@ impl Analysis<'_> {
             Some(Operand::Const(c)) => Some(c.bits),
             _ => None,
         };
-        if op == BinaryOp::And {
-            return self.lane_bits(i, ty);
+        if let Some(shape) = self.of_lane_index(op, i, ty) {
+            return shape;
         }
         if let Some(shape) = tiled_binary(op, args, constant(0), constant(1), ty) {
             return shape;
@@ -490,17 +490,28 @@ impl Analysis<'_> {
         }
     }
 
-    /// `and` of a lane index with `width - 1`: the lane within its group of
-    /// `width`, tiled (`lane_id` itself for 31).
-    fn lane_bits(&self, i: &Inst, ty: Type) -> LaneShape {
-        let mask = match i.args.as_slice() {
-            [x, Operand::Const(c)] | [Operand::Const(c), x] if self.is_lane_index(x) => c.bits,
-            _ => return LaneShape::Varying,
+    /// A lane index `32 * k + lane` (`k` uniform) and a constant: its low
+    /// bits (`and` with `width - 1`, `rem.u` by `width`) are tiled, or the
+    /// lane itself for a width of 32; what is above them (`shr` by 5 or
+    /// more, `div.u` by a multiple of 32) is uniform, as for the warp's
+    /// index `local_index >> 5`. `None` for anything else.
+    fn of_lane_index(&self, op: BinaryOp, i: &Inst, ty: Type) -> Option<LaneShape> {
+        let c = match (op, i.args.as_slice()) {
+            (_, [x, Operand::Const(c)]) if self.is_lane_index(x) => c.bits,
+            (BinaryOp::And, [Operand::Const(c), x]) if self.is_lane_index(x) => c.bits,
+            _ => return None,
         };
-        match mask {
-            31 => LaneShape::Affine { stride: 1 },
-            1 | 3 | 7 | 15 => tiled(1, (mask + 1) as u32, ty),
-            _ => LaneShape::Varying,
+        let low_bits = |width: u64| match width {
+            32 => Some(LaneShape::Affine { stride: 1 }),
+            2 | 4 | 8 | 16 => Some(tiled(1, width as u32, ty)),
+            _ => None,
+        };
+        match op {
+            BinaryOp::And => low_bits(c.wrapping_add(1)),
+            BinaryOp::RemU => low_bits(c),
+            BinaryOp::ShrU | BinaryOp::ShrS if (5..32).contains(&c) => Some(LaneShape::Uniform),
+            BinaryOp::DivU if c != 0 && c % 32 == 0 => Some(LaneShape::Uniform),
+            _ => None,
         }
     }
 

@@ -2,9 +2,9 @@
 //! lanes share one address (scalar load and broadcast), shuffles with
 //! lane-varying indices at every width (AVX-512 permutes), local and global
 //! IDs of 1-, 2- and 3-D workgroups (f32 division), loads and stores at
-//! scattered addresses (the lane-by-lane routine and its inline form), each
-//! under divergence and with out-of-bounds lanes, comparing memory and
-//! fault reports.
+//! scattered addresses (the lane-by-lane routine and its inline form) and
+//! packed stores (stream compaction), each under divergence and with
+//! out-of-bounds lanes, comparing memory and fault reports.
 
 use warpjit_ir::interp::{self, LaunchConfig};
 use warpjit_ir::VerifiedModule;
@@ -452,4 +452,68 @@ fn run_time_shapes_inside_the_lane_routine() {
         }
     }
     same_as_interpreter(TABLED, &cfg, &params, &buffers);
+}
+
+/// Stream compaction: the lanes that keep their element store it at
+/// `base + rank * step`, `rank` counting the keeping lanes below (ballot
+/// and popcount). With a step of the element size and 4-byte elements the
+/// routine packs them (a compress and a masked store); any other step, the
+/// u16 store, and runs that are unaligned, end past the memory or wrap
+/// around 2^32 take the other paths with their faults.
+const PACKED: &str = "
+param %base: i32
+param %step: i32
+param %modulus: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @narrow[2]: u16
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %a = shl %i, 2
+  %x = load.u32 @src, %a
+  %r = rem.u %x, %modulus
+  %keep = cmp.eq %r, 0
+  %kept = ballot %keep
+  %lt = lane_mask.lt
+  %below = and %kept, %lt
+  %rank = btc %below
+  %li = local_index
+  %warp = shr.u %li, 5
+  %wg = workgroup_id.x
+  %w2 = shl %wg, 1
+  %slot = add %w2, %warp
+  %region = shl %slot, 7
+  if %keep {
+    %off = mul %rank, %step
+    %o = add %off, %region
+    %at = add %o, %base
+    store.u32 @dst, %at, %x
+    %f = bitcast.f32 %x
+    %at2 = add %at, 512
+    store.f32 @dst, %at2, %f
+    store.u16 @narrow, %at, %x
+  }
+}
+";
+
+#[test]
+fn packed_stores_of_the_lanes_that_keep() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(512, 41), pattern(1024, 43), pattern(600, 47)];
+    let mut params = Vec::new();
+    for (base, step) in [
+        (0u64, 4u64),
+        (2, 4),
+        (0, 8),
+        (0, 0),
+        (500, 4),
+        (0xffff_ffc0, 4),
+    ] {
+        // Every lane keeps (one run), about half, a third, almost none.
+        for modulus in [1u64, 2, 3, 200] {
+            params.push(vec![base, step, modulus]);
+        }
+    }
+    same_as_interpreter(PACKED, &cfg, &params, &buffers);
 }

@@ -3,7 +3,9 @@
 //! kind (load or store, element width, component count) in each module:
 //! it tests whether the active lanes use one address (a load is then one
 //! checked scalar load, broadcast) or one run of consecutive elements
-//! inside the memory (one masked vector access), else goes lane by lane.
+//! inside the memory (one masked vector access), or, for a store, whether
+//! they store one after another in lane order (compressed, then stored),
+//! else goes lane by lane.
 //! Each such access emits only a call with the memory, the addresses and
 //! the mask; a copy of the tests and paths per access made code
 //! generation spend most of an access's time on them. Known shapes
@@ -305,7 +307,10 @@ fn build<'ctx>(
 /// recorded once in scalar code and broadcast to the active lanes (0
 /// elsewhere, as a gather gives); when a single-component access is one
 /// aligned run of consecutive elements inside the memory, one masked
-/// vector access; otherwise [`emit_path`]. Faults are the same: with one
+/// vector access; on AVX-512, when a store of 32-bit elements puts the
+/// active lanes one after another in lane order (stream compaction), a
+/// compress and a masked store per half; otherwise [`emit_path`]. Faults
+/// are the same: with one
 /// address all active lanes are out of bounds or none, and the first of
 /// them is the first fault.
 fn emit_shaped<'ctx>(
@@ -353,9 +358,26 @@ fn emit_shaped<'ctx>(
         joined.push((scalars, inside_bb));
         b.position_at_end(other_bb);
     }
+    // Stores of the lanes that pass a test, each at the next element
+    // (stream compaction): a compress, tested only when the run is not.
+    let packs = !load && e.avx512 && format.elem.bytes() == 4;
     if run {
         let run_bb = e.cx.append_basic_block(func, "shaped.run");
-        b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
+        let not_run = if packs {
+            e.cx.append_basic_block(func, "shaped.not.run")
+        } else {
+            lanes_bb
+        };
+        b.build_conditional_branch(shape.run_inside, run_bb, not_run)?;
+        if packs {
+            b.position_at_end(not_run);
+            let packed_bb = e.cx.append_basic_block(func, "shaped.packed");
+            let packed = packed_run(e, v, &shape, format.bytes())?;
+            b.build_conditional_branch(packed.inside, packed_bb, lanes_bb)?;
+            b.position_at_end(packed_bb);
+            compress_store(e, v, &packed, v.raws[0])?;
+            b.build_unconditional_branch(join)?;
+        }
         b.position_at_end(run_bb);
         if load {
             let x = e.call_intrinsic(
@@ -394,6 +416,133 @@ fn emit_shaped<'ctx>(
         .map(|(values, from)| (values.as_slice(), *from))
         .collect();
     join_components(e, vt, components, &incoming)
+}
+
+/// Where the active lanes' elements go when they are packed: the `r`-th
+/// active lane at `at + r * size`.
+struct PackedRun<'ctx> {
+    /// Every active lane's address is that, the addresses are aligned, do
+    /// not wrap, and end inside the memory.
+    inside: IntValue<'ctx>,
+    /// Where the lowest active lane's element goes.
+    start: PointerValue<'ctx>,
+}
+
+fn packed_run<'ctx>(
+    e: &Emit<'ctx, '_>,
+    v: &Operands<'ctx>,
+    shape: &AddressShape<'ctx>,
+    size: u32,
+) -> Result<PackedRun<'ctx>, JitError> {
+    let b = &e.b;
+    let mask = e.bits_to_mask(v.bits)?;
+    // Lane l's rank among the active lanes: the active lanes below it.
+    let below = e.lanes_const(32, |l| (1u64 << l) - 1);
+    let below = b.build_and(e.splat(v.bits.into())?, below, "")?;
+    let ranks: V = e
+        .call_intrinsic("llvm.ctpop", &[below.get_type().into()], &[below.into()])?
+        .into_vector_value();
+    let size32 = e.splat_int(32, u64::from(size));
+    let at32 = b.build_int_truncate(shape.at, e.i32(), "")?;
+    let expected = b.build_int_add(
+        e.splat(at32.into())?,
+        b.build_int_mul(ranks, size32, "")?,
+        "",
+    )?;
+    let same = b.build_int_compare(IntPredicate::EQ, expected, v.addr, "")?;
+    let differ = b.build_and(mask, b.build_not(same, "")?, "")?;
+    let packed = b.build_int_compare(
+        IntPredicate::EQ,
+        e.mask_to_bits(differ)?,
+        e.i32().const_zero(),
+        "",
+    )?;
+    // In 64 bits the last element is at `at + (count - 1) * size` (no
+    // wrap), inside the memory; `at` aligned.
+    let count: IntValue = e
+        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[v.bits.into()])?
+        .into_int_value();
+    let some = b.build_int_compare(IntPredicate::NE, count, e.i32().const_zero(), "")?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let steps = b.build_int_sub(count, e.i32().const_int(1, false), "")?;
+    let steps = b.build_int_z_extend(steps, e.i64(), "")?;
+    let at_last = b.build_int_add(shape.at, b.build_int_mul(steps, size64, "")?, "")?;
+    let no_wrap = b.build_int_compare(
+        IntPredicate::ULE,
+        at_last,
+        e.i64().const_int(u64::from(u32::MAX), false),
+        "",
+    )?;
+    let misalign = b.build_and(shape.at, e.i64().const_int(u64::from(size) - 1, false), "")?;
+    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
+    let end_ok = inside_memory(e, v.len, u64::from(size), at_last)?;
+    let mut inside = packed;
+    for c in [some, no_wrap, aligned, end_ok] {
+        inside = b.build_and(inside, c, "")?;
+    }
+    let base = b.build_ptr_to_int(v.base, e.i64(), "")?;
+    let start = b.build_int_add(base, shape.at, "")?;
+    let start = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    Ok(PackedRun { inside, start })
+}
+
+/// Stores the active lanes of the 32-bit `x` one after another from
+/// `packed.start`: each half compressed in registers (`vpcompressd`; its
+/// memory form is slow on some cores) and stored with a mask of its count.
+fn compress_store<'ctx>(
+    e: &Emit<'ctx, '_>,
+    v: &Operands<'ctx>,
+    packed: &PackedRun<'ctx>,
+    x: V<'ctx>,
+) -> Result<(), JitError> {
+    let b = &e.b;
+    let v16 = e.i32().vec_type(16);
+    let i16t = e.cx.i16_type();
+    let mask16 = |bits: IntValue<'ctx>| -> Result<V<'ctx>, JitError> {
+        let narrow = b.build_int_truncate(bits, i16t, "")?;
+        Ok(b.build_bit_cast(narrow, e.i1().vec_type(16), "")?
+            .into_vector_value())
+    };
+    let half = |start: u32| -> Result<V<'ctx>, JitError> {
+        let idx: Vec<_> = (start..start + 16)
+            .map(|l| e.i32().const_int(u64::from(l), false))
+            .collect();
+        Ok(b.build_shuffle_vector(
+            x,
+            x.get_type().get_poison(),
+            VectorType::const_vector(&idx),
+            "",
+        )?)
+    };
+    let low_bits = b.build_and(v.bits, e.i32().const_int(0xffff, false), "")?;
+    let high_bits = b.build_right_shift(v.bits, e.i32().const_int(16, false), false, "")?;
+    let align = e.i32().const_int(4, false);
+    let mut at = packed.start;
+    for (data, bits) in [(half(0)?, low_bits), (half(16)?, high_bits)] {
+        let packed_half = e
+            .call_intrinsic(
+                "llvm.x86.avx512.mask.compress",
+                &[v16.into()],
+                &[data.into(), v16.const_zero().into(), mask16(bits)?.into()],
+            )?
+            .into_vector_value();
+        let count: IntValue = e
+            .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
+            .into_int_value();
+        let one = e.i32().const_int(1, false);
+        let first = b.build_int_sub(b.build_left_shift(one, count, "")?, one, "")?;
+        let data: BasicValueEnum = packed_half.into();
+        e.call_void_intrinsic(
+            "llvm.masked.store",
+            &[data.get_type(), at.get_type().into()],
+            &[data, at.into(), align.into(), mask16(first)?.into()],
+        )?;
+        let count64 = b.build_int_z_extend(count, e.i64(), "")?;
+        let bytes = b.build_int_mul(count64, e.i64().const_int(4, false), "")?;
+        // SAFETY (for LLVM): inside the run the caller checked.
+        at = unsafe { b.build_gep(e.cx.i8_type(), at, &[bytes], "")? };
+    }
+    Ok(())
 }
 
 /// What the active lanes' `i32` addresses look like.

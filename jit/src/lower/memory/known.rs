@@ -220,7 +220,7 @@ pub fn load<'ctx>(
                 None => tile.inside,
                 Some(rows) => fl.e.b.build_and(rows, tile.inside, "")?,
             };
-            let fast = || tile_load(fl, format, &tile, m);
+            let fast = || tile_load(fl, format, &tile, width, m);
             choose(fl, take, vt, &fast, &per_lane)
         }
     }
@@ -454,15 +454,9 @@ fn consecutive_run<'ctx>(
     Ok(Run { inside, start })
 }
 
-/// The `width` elements a tiled access reads: whether they are all inside
-/// the memory (and do not wrap around the address width), and where the
-/// first one is.
-struct Tile<'ctx> {
-    inside: IntValue<'ctx>,
-    start: inkwell::values::PointerValue<'ctx>,
-    width: u32,
-}
-
+/// The `width` elements a tiled access reads, as a [`Run`]: whether they
+/// are all inside the memory (and do not wrap around the address width),
+/// and where the first one is.
 fn tile<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -470,7 +464,7 @@ fn tile<'ctx>(
     width: u32,
     lanes: Lanes<'ctx>,
     m: V<'ctx>,
-) -> Result<Tile<'ctx>, JitError> {
+) -> Result<Run<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
     let bits = e.mask_to_bits(m)?;
@@ -502,11 +496,7 @@ fn tile<'ctx>(
     }
     // SAFETY (for LLVM): only dereferenced where `inside` holds.
     let start = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[aligned], "")? };
-    Ok(Tile {
-        inside,
-        start,
-        width,
-    })
+    Ok(Run { inside, start })
 }
 
 /// A tile that is inside the memory: one vector load of its elements,
@@ -514,16 +504,17 @@ fn tile<'ctx>(
 fn tile_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     format: MemFormat,
-    tile: &Tile<'ctx>,
+    tile: &Run<'ctx>,
+    width: u32,
     m: V<'ctx>,
 ) -> Components<'ctx> {
     let e = fl.e;
     let b = &e.b;
     let vt = elem_vec(fl, format.elem);
-    let tile_t = vt.get_element_type().into_int_type().vec_type(tile.width);
+    let tile_t = vt.get_element_type().into_int_type().vec_type(width);
     let elems = e.load_aligned(tile_t.into(), tile.start, format.elem.bytes())?;
     let repeat: Vec<_> = (0..LANES)
-        .map(|l| e.i32().const_int(u64::from(l % tile.width), false))
+        .map(|l| e.i32().const_int(u64::from(l % width), false))
         .collect();
     let lanes = b.build_shuffle_vector(
         elems.into_vector_value(),

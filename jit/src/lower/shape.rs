@@ -449,8 +449,9 @@ impl Analysis<'_> {
         }
     }
 
-    /// Integer add, sub, mul and shl of affine and uniform operands, with a
-    /// constant factor or shift for mul and shl.
+    /// Integer add, sub, mul and shl of affine, tiled and uniform operands,
+    /// with a constant factor or shift for mul and shl; and the low and
+    /// high bits of a lane index (`of_lane_index`).
     fn int_binary(&self, op: BinaryOp, i: &Inst, args: &[LaneShape], ty: Type) -> LaneShape {
         use LaneShape::{Affine, Tiled, Uniform, Varying};
         let constant = |n: usize| match i.args.get(n) {

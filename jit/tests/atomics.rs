@@ -5,8 +5,10 @@
 //! lanes to all distinct, pairs, dense and sparse random ones, unaligned
 //! and out-of-bounds ones. Compares all memory and the fault reports.
 
+mod direct;
+
+use direct::module;
 use warpjit_ir::interp::{self, LaunchConfig};
-use warpjit_ir::VerifiedModule;
 use warpjit_jit::{compile, launch, JitOptions, Target};
 
 /// Invocations per workgroup: two full warps and a partial one.
@@ -130,11 +132,6 @@ fn kernel(shared: bool, used: bool) -> String {
         t += &copy("s", "g");
     }
     t + "}\n"
-}
-
-fn module(text: &str) -> VerifiedModule {
-    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
-    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
 }
 
 /// A small deterministic generator (SplitMix64).

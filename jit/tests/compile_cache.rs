@@ -1,12 +1,10 @@
 //! The per-thread compile cache: the same module with the same options
 //! comes back without compiling; anything else compiles.
 
-use warpjit_ir::VerifiedModule;
-use warpjit_jit::{clear_compile_cache, compile, JitOptions, Target};
+mod direct;
 
-fn module(text: &str) -> VerifiedModule {
-    VerifiedModule::new(warpjit_ir::text::parse(text).expect("parses")).expect("verifies")
-}
+use direct::module;
+use warpjit_jit::{clear_compile_cache, compile, JitOptions, Target};
 
 const STORE_INDEX: &str = "buffer @out[0]: u32\nkernel @main workgroup(32) {\n  %i = local_index\n  %a = shl %i, 2\n  store.u32 @out, %a, %i\n}\n";
 

@@ -6,21 +6,10 @@
 //! packed stores (stream compaction), each under divergence and with
 //! out-of-bounds lanes, comparing memory and fault reports.
 
-use warpjit_ir::interp::{self, LaunchConfig};
-use warpjit_ir::VerifiedModule;
-use warpjit_jit::{compile, launch, JitOptions, Target};
+mod direct;
 
-fn module(text: &str) -> VerifiedModule {
-    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
-    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
-}
-
-/// A byte pattern that is different at every position.
-fn pattern(len: usize, salt: u32) -> Vec<u8> {
-    (0..len as u32)
-        .map(|i| (i.wrapping_mul(2654435761).wrapping_add(salt) >> 13) as u8)
-        .collect()
-}
+use direct::{agree, pattern};
+use warpjit_ir::interp::LaunchConfig;
 
 /// Runs `@main` on the interpreter and on the JIT at every target (compiled
 /// once), for each set of parameters; the memory and the fault reports
@@ -31,32 +20,7 @@ fn same_as_interpreter(
     param_sets: &[Vec<u64>],
     buffers: &[Vec<u8>],
 ) {
-    let m = module(text);
-    let kernel = m.find_function("main").expect("@main");
-    for target in [Target::Native, Target::Avx2, Target::Sse42] {
-        let compiled = compile(
-            &m,
-            &JitOptions {
-                opt_level: 2,
-                target,
-            },
-        )
-        .expect("compiles");
-        for params in param_sets {
-            let mut expected = buffers.to_vec();
-            let want = interp::launch(&m, kernel, cfg, params, &mut expected).expect("interpreter");
-            let mut memory = buffers.to_vec();
-            let got = launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
-            assert!(
-                memory == expected,
-                "{target:?} params {params:?}: memory differs\n{text}"
-            );
-            assert_eq!(
-                got.faults, want.faults,
-                "{target:?} params {params:?}: faults"
-            );
-        }
-    }
+    agree(text, std::slice::from_ref(cfg), param_sets, buffers);
 }
 
 /// Every active lane reads element `$j` (one address) of a buffer that is

@@ -4,14 +4,11 @@
 //! statements, the JIT in loop tests, so the two stop at different points
 //! and are not compared here.)
 
-use warpjit_ir::interp::LaunchConfig;
-use warpjit_ir::VerifiedModule;
-use warpjit_jit::{compile, launch, JitError, JitOptions, Target};
+mod direct;
 
-fn module(text: &str) -> VerifiedModule {
-    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
-    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
-}
+use direct::module;
+use warpjit_ir::interp::LaunchConfig;
+use warpjit_jit::{compile, launch, JitError, JitOptions, Target};
 
 /// `@main` stores before and after calling `@count`, whose loop runs
 /// `%steps` iterations in lane 0 and fewer in the others; `@main` then

@@ -7,15 +7,12 @@
 //! multiple of 32), variables made varying by divergent control flow, and
 //! tiled loads (`lane_id & 7` and the like).
 
-use warpjit_ir::interp::{self, LaunchConfig};
+mod direct;
+
+use direct::{agree, module, pattern};
+use warpjit_ir::interp::LaunchConfig;
 use warpjit_ir::{Function, VerifiedModule};
 use warpjit_jit::shape::{FunctionShapes, IdLayout, LaneShape};
-use warpjit_jit::{compile, launch, JitOptions, Target};
-
-fn module(text: &str) -> VerifiedModule {
-    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
-    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
-}
 
 /// The shape of value `%name` of `@main` under `layout`.
 fn shape_of(m: &VerifiedModule, layout: IdLayout, name: &str) -> LaneShape {
@@ -198,44 +195,23 @@ kernel @main workgroup(64) {
 }
 
 /// Runs `@main` on the interpreter and on the JIT at every target (compiled
-/// once) for each workgroup shape and parameter set; memory and fault
-/// reports must be the same.
+/// once) for each workgroup shape (on two SMs) and parameter set; memory
+/// and fault reports must be the same.
 fn same_as_interpreter(
     text: &str,
     shapes: &[([u32; 3], [u32; 3])],
     param_sets: &[Vec<u64>],
     buffers: &[Vec<u8>],
 ) {
-    let m = module(text);
-    let kernel = m.find_function("main").expect("@main");
-    for target in [Target::Native, Target::Avx2, Target::Sse42] {
-        let options = JitOptions {
-            opt_level: 2,
-            target,
-        };
-        let compiled = compile(&m, &options).expect("compiles");
-        for (grid, workgroup) in shapes {
+    let configs: Vec<LaunchConfig> = shapes
+        .iter()
+        .map(|(grid, workgroup)| {
             let mut cfg = LaunchConfig::new(*grid, *workgroup);
             cfg.sm_count = 2;
-            for params in param_sets {
-                let mut expected = buffers.to_vec();
-                let want =
-                    interp::launch(&m, kernel, &cfg, params, &mut expected).expect("interpreter");
-                let mut memory = buffers.to_vec();
-                let got = launch(&compiled, &m, kernel, &cfg, params, &mut memory).expect("runs");
-                let at = format!("{target:?} workgroup {workgroup:?} params {params:?}");
-                assert!(memory == expected, "{at}: memory differs\n{text}");
-                assert_eq!(got.faults, want.faults, "{at}: faults");
-            }
-        }
-    }
-}
-
-/// A byte pattern that is different at every position.
-fn pattern(len: usize, salt: u32) -> Vec<u8> {
-    (0..len as u32)
-        .map(|i| (i.wrapping_mul(2654435761).wrapping_add(salt) >> 13) as u8)
-        .collect()
+            cfg
+        })
+        .collect();
+    agree(text, &configs, param_sets, buffers);
 }
 
 /// Consecutive x1, x2 and x4 accesses by `global_id.x` and `local_index`,

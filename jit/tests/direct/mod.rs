@@ -1,0 +1,65 @@
+//! What the tests that compile and launch kernels themselves (without the
+//! runtime) share: modules from text, input bytes, and the comparison of
+//! the JIT on every target with the interpreter.
+
+#![allow(dead_code)]
+
+use warpjit_ir::interp::{self, LaunchConfig};
+use warpjit_ir::VerifiedModule;
+use warpjit_jit::{compile, launch, JitOptions, Target};
+
+/// Every instruction set the JIT compiles for.
+pub const TARGETS: [Target; 3] = [Target::Native, Target::Avx2, Target::Sse42];
+
+/// A verified module from program text; panics with the diagnostic.
+pub fn module(text: &str) -> VerifiedModule {
+    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
+    VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
+}
+
+/// A byte pattern that is different at every position.
+pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_mul(2654435761).wrapping_add(salt) >> 13) as u8)
+        .collect()
+}
+
+/// Runs `@main` of `text` on the interpreter and on the JIT at every
+/// target (compiled once per target), for each launch configuration and
+/// parameter set, each time from `buffers`: the memory and the fault
+/// reports must be the same. Gives the interpreter's memory after the
+/// last launch.
+pub fn agree(
+    text: &str,
+    configs: &[LaunchConfig],
+    param_sets: &[Vec<u64>],
+    buffers: &[Vec<u8>],
+) -> Vec<Vec<u8>> {
+    let m = module(text);
+    let kernel = m.find_function("main").expect("@main");
+    let mut last = buffers.to_vec();
+    for target in TARGETS {
+        let options = JitOptions {
+            opt_level: 2,
+            target,
+        };
+        let compiled = compile(&m, &options).expect("compiles");
+        for cfg in configs {
+            for params in param_sets {
+                let mut expected = buffers.to_vec();
+                let want =
+                    interp::launch(&m, kernel, cfg, params, &mut expected).expect("interpreter");
+                let mut memory = buffers.to_vec();
+                let got = launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
+                let at = format!(
+                    "{target:?} grid {:?} workgroup {:?} params {params:?}",
+                    cfg.grid, cfg.workgroup
+                );
+                assert!(memory == expected, "{at}: memory differs\n{text}");
+                assert_eq!(got.faults, want.faults, "{at}: faults\n{text}");
+                last = expected;
+            }
+        }
+    }
+    last
+}

@@ -81,3 +81,37 @@ fn program_errors_are_rendered_with_their_position() {
     assert!(out.stderr.contains("bad.warp:2:"), "{}", out.stderr);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn warps_picks_the_code_for_whole_warps_or_for_any_workgroup() {
+    let dump = |kind: Option<&str>| {
+        let mut args = vec!["dump", "--asm", "examples/reduce_shuffle_xor.warp"];
+        if let Some(kind) = kind {
+            args.extend(["--warps", kind]);
+        }
+        let out = warpjit(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    // The kernel declares 256 invocations: whole warps by default.
+    let (default, whole, partial) = (dump(None), dump(Some("whole")), dump(Some("partial")));
+    assert_eq!(default, whole);
+    assert!(whole.len() < partial.len());
+    let host_has_avx512 = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|c| c.contains("avx512f"))
+        .unwrap_or(false);
+    if host_has_avx512 {
+        // Only code for partial warps tests that each shuffle's source
+        // lane is active.
+        assert!(partial.contains("vptestmd"), "{partial}");
+        assert!(!whole.contains("vptestmd"), "{whole}");
+    }
+    let bad = warpjit(&[
+        "dump",
+        "--warps",
+        "half",
+        "examples/reduce_shuffle_xor.warp",
+    ]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("--warps"), "{}", bad.stderr);
+}

@@ -7,7 +7,7 @@ use crate::run::workgroup_faults;
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{compile, CompiledModule, JitOptions};
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use warpjit_ir::interp::{ExecError, FuelUnit, GlobalMemory};
 use warpjit_ir::{AtomOp, FuncId, NumFormat, VerifiedModule};
@@ -33,33 +33,96 @@ impl JitBackend {
     }
 }
 
-/// One compiled kernel as the SM threads share it: its entry point, how to
-/// schedule its warps, and the compiled module that owns the machine code.
+/// One kernel as the SM threads share it: how to schedule its warps, and
+/// its machine code in two kinds (`JitOptions::whole_warps`): for
+/// workgroups of whole warps and for any workgroup. `prepare` compiles the
+/// kind the kernel's declared workgroup size needs; the other is compiled
+/// when a launch first needs it, by the first SM thread that does.
 pub struct JitKernel {
-    entry: KernelFn,
+    module: Arc<VerifiedModule>,
+    kernel: FuncId,
+    options: JitOptions,
     plan: KernelPlan,
     /// Per buffer: the op and format of its posted updates, if the code
     /// posts them (`lower/posted.rs`).
     posted: Vec<Option<(AtomOp, NumFormat)>>,
+    /// For whole warps, and for any workgroup.
+    whole: OnceLock<Result<KernelCode, String>>,
+    any: OnceLock<Result<KernelCode, String>>,
+}
+
+/// One compiled kind of a kernel: its entry point and the compiled module
+/// that owns the machine code.
+struct KernelCode {
+    entry: KernelFn,
     compile_time: Duration,
-    // Kept alive (never used) so `entry` stays valid; dropped last.
+    // Kept alive (never used) so `entry` stays valid.
     _code: CompiledModule,
 }
 
 // SAFETY: `CompiledModule` is not Send/Sync only because it owns an LLVM
-// context. A `JitKernel` never touches that context after `compile`
+// context. A `KernelCode` never touches that context after `compile`
 // returned: SM threads only call `entry`, whose machine code is immutable
 // and reentrant (all per-warp state lives in the caller's `WarpContext`),
 // and the context is disposed by whichever thread drops the last
 // reference (the count is atomic: the compiling thread's compile cache may
 // hold another), when no other thread can use it.
-unsafe impl Send for JitKernel {}
-unsafe impl Sync for JitKernel {}
+unsafe impl Send for KernelCode {}
+unsafe impl Sync for KernelCode {}
+
+impl KernelCode {
+    fn compile(
+        module: &VerifiedModule,
+        kernel: FuncId,
+        options: &JitOptions,
+    ) -> Result<KernelCode, String> {
+        let started = Instant::now();
+        let code = compile(module, options).map_err(|e| e.to_string())?;
+        let compile_time = started.elapsed();
+        let entry = code
+            .entry_point(kernel)
+            .ok_or_else(|| format!("function {} is not a compiled kernel", kernel.0))?;
+        Ok(KernelCode {
+            entry,
+            compile_time,
+            _code: code,
+        })
+    }
+}
 
 impl JitKernel {
-    /// How long compiling the module took.
+    /// How long compiling took the code `prepare` compiled, or the code
+    /// for workgroups of `workgroup` once [`JitKernel::compile_for`] ran.
     pub fn compile_time(&self) -> Duration {
-        self.compile_time
+        let declared = crate::declared_whole_warps(&self.module, self.kernel);
+        match self.slot(declared).get() {
+            Some(Ok(code)) => code.compile_time,
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Compiles the code launches with workgroups of `workgroup` run, unless
+    /// it is compiled already, and returns how long compiling it took.
+    /// (A launch compiles it too; this keeps the compile out of its time.)
+    pub fn compile_for(&self, workgroup: [u32; 3]) -> Result<Duration, String> {
+        Ok(self.code_for(workgroup)?.compile_time)
+    }
+
+    fn slot(&self, whole_warps: bool) -> &OnceLock<Result<KernelCode, String>> {
+        if whole_warps {
+            &self.whole
+        } else {
+            &self.any
+        }
+    }
+
+    fn code_for(&self, workgroup: [u32; 3]) -> Result<&KernelCode, String> {
+        let invocations = workgroup.iter().map(|&d| u64::from(d)).product();
+        let options = self.options.for_workgroup(invocations);
+        self.slot(options.whole_warps)
+            .get_or_init(|| KernelCode::compile(&self.module, self.kernel, &options))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 }
 
@@ -67,7 +130,7 @@ impl std::fmt::Debug for JitKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JitKernel")
             .field("plan", &self.plan)
-            .field("compile_time", &self.compile_time)
+            .field("compile_time", &self.compile_time())
             .finish()
     }
 }
@@ -102,12 +165,9 @@ impl Backend for JitBackend {
         module: &Arc<VerifiedModule>,
         kernel: FuncId,
     ) -> Result<PreparedCode, String> {
-        let started = Instant::now();
-        let code = compile(module, &self.options).map_err(|e| e.to_string())?;
-        let compile_time = started.elapsed();
-        let entry = code
-            .entry_point(kernel)
-            .ok_or_else(|| format!("function {} is not a compiled kernel", kernel.0))?;
+        if !module.function(kernel).is_kernel() {
+            return Err(format!("function {} is not a kernel", kernel.0));
+        }
         let plan = KernelPlan::of(module, kernel);
         if plan.stack_bytes as u64 > sched::MAX_STACK {
             return Err(format!(
@@ -117,13 +177,24 @@ impl Backend for JitBackend {
                 sched::MAX_STACK >> 20
             ));
         }
-        Ok(Arc::new(JitKernel {
-            entry,
+        let declared = crate::declared_whole_warps(module, kernel);
+        let options = JitOptions {
+            whole_warps: declared,
+            ..self.options
+        };
+        let code = KernelCode::compile(module, kernel, &options)?;
+        let prepared = JitKernel {
+            module: module.clone(),
+            kernel,
+            options: self.options,
             plan,
             posted: crate::lower::posted::posted_buffers(module),
-            compile_time,
-            _code: code,
-        }))
+            whole: OnceLock::new(),
+            any: OnceLock::new(),
+        };
+        // Only this thread knows the new cells.
+        let _ = prepared.slot(declared).set(Ok(code));
+        Ok(Arc::new(prepared))
     }
 
     fn run_workgroup(
@@ -193,6 +264,10 @@ fn run_consecutive(
         )));
     }
     let kernel_name = run.kernel.name();
+    let entry = code
+        .code_for(cfg.workgroup)
+        .map_err(|e| ExecError::InvalidLaunch(format!("kernel @{kernel_name}: {e}")))?
+        .entry;
     SCRATCH.with(|scratch| {
         let scratch = &mut *scratch.borrow_mut();
         global_spans(module, memory, &mut scratch.buffers)?;
@@ -238,7 +313,7 @@ fn run_consecutive(
                 let mut first = None;
                 let outcome = unsafe {
                     sched::run_warps(
-                        code.entry,
+                        entry,
                         &code.plan,
                         &mut scratch.contexts,
                         run.cancel.flag(),

@@ -186,7 +186,8 @@ fn build_llvm_module<'ctx>(
     let llmod = cx.create_module("warpjit");
     llmod.set_triple(&m.tm.get_triple());
     llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
-    let kernel_names = lower::lower_module(cx, &llmod, module, &m.cpu, &m.features)?;
+    let kernel_names =
+        lower::lower_module(cx, &llmod, module, &m.cpu, &m.features, opts.whole_warps)?;
     let lowered = Instant::now();
     llmod
         .verify()

@@ -53,6 +53,42 @@ pub struct JitOptions {
     /// LLVM optimisation level, 0..=3.
     pub opt_level: u8,
     pub target: Target,
+    /// Compile for launches whose workgroups are whole warps (a multiple of
+    /// 32 invocations): every warp then starts with all 32 lanes, so the
+    /// kernels' masks start as constants and LLVM drops what partial warps
+    /// need (a shuffle's test of its source lane, a load's search for its
+    /// first lane). Such code refuses launches with a partial warp.
+    /// [`JitBackend`] compiles both kinds, each when a launch first needs it.
+    pub whole_warps: bool,
+}
+
+impl JitOptions {
+    /// These options for a launch with workgroups of `invocations`: whole
+    /// warps when it is a multiple of 32.
+    pub fn for_workgroup(self, invocations: u64) -> JitOptions {
+        JitOptions {
+            whole_warps: invocations.is_multiple_of(32),
+            ..self
+        }
+    }
+}
+
+/// Whether kernel `kernel`'s declared workgroup size (`workgroup(...)`) is
+/// whole warps; a kernel that declares none is taken to be.
+pub fn declared_whole_warps(
+    module: &warpjit_ir::VerifiedModule,
+    kernel: warpjit_ir::FuncId,
+) -> bool {
+    match module.function(kernel).kind {
+        warpjit_ir::FuncKind::Kernel {
+            workgroup: Some(size),
+        } => size
+            .iter()
+            .map(|&d| u64::from(d))
+            .product::<u64>()
+            .is_multiple_of(32),
+        _ => true,
+    }
 }
 
 impl Default for JitOptions {
@@ -60,6 +96,7 @@ impl Default for JitOptions {
         JitOptions {
             opt_level: 2,
             target: Target::Native,
+            whole_warps: false,
         }
     }
 }

@@ -6,6 +6,10 @@
 //! additionally gets an external entry `void(ptr ctx)` that starts it with
 //! the context's entry mask. Variables are zeroed entry-block allocas of
 //! their vector type, assigned with `select(mask, new, old)`.
+//!
+//! Compiled for whole warps (`JitOptions::whole_warps`), a kernel starts
+//! with every lane active and live as constants instead of the context's
+//! masks; everything after that is the same code.
 
 mod atomic;
 mod convert;
@@ -44,6 +48,7 @@ pub fn lower_module<'ctx>(
     module: &VerifiedModule,
     cpu: &str,
     features: &str,
+    whole_warps: bool,
 ) -> Result<Vec<(FuncId, String)>, JitError> {
     let e = Emit {
         cx,
@@ -64,6 +69,14 @@ pub fn lower_module<'ctx>(
         cx.create_enum_attribute(align_id, vector_bytes),
     ];
     let posted = posted::posted_buffers(module);
+    let start = if whole_warps {
+        KernelStart::WholeWarp {
+            may_kill: any_stmt(module, |s| matches!(s, Stmt::Kill { .. })),
+        }
+    } else {
+        KernelStart::FromContext
+    };
+    let may_demote = any_stmt(module, |s| matches!(s, Stmt::Inst(i) if i.op == Op::Demote));
     let mut funcs = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         let mut params: Vec<BasicMetadataTypeEnum> =
@@ -80,7 +93,12 @@ pub fn lower_module<'ctx>(
         funcs.push(func);
     }
     for (i, f) in module.functions.iter().enumerate() {
-        FnLowering::lower(&e, module, f, i as u32, &funcs, &posted)?;
+        let start = if f.is_kernel() {
+            start
+        } else {
+            KernelStart::FromContext
+        };
+        FnLowering::lower(&e, module, i as u32, &funcs, &posted, start, may_demote)?;
     }
     let mut kernels = Vec::new();
     for (id, f) in module.kernels() {
@@ -96,9 +114,12 @@ pub fn lower_module<'ctx>(
             .get_nth_param(0)
             .ok_or_else(|| JitError::Internal("entry without context".into()))?
             .into_pointer_value();
-        let bits = e
-            .load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
-            .into_int_value();
+        let bits = if whole_warps {
+            e.i32().const_all_ones()
+        } else {
+            e.load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
+                .into_int_value()
+        };
         let mask = e.bits_to_mask(bits)?;
         let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
         e.b.build_call(funcs[id.0 as usize], &args, "")?;
@@ -106,6 +127,26 @@ pub fn lower_module<'ctx>(
         kernels.push((id, name));
     }
     Ok(kernels)
+}
+
+/// Where a function's masks start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KernelStart {
+    /// From the caller's mask and the context's live lanes.
+    FromContext,
+    /// A kernel compiled for whole warps: every lane active and live. A
+    /// phase after the first reloads the live lanes when the module can
+    /// `kill` (an earlier phase may have).
+    WholeWarp { may_kill: bool },
+}
+
+/// Whether any statement of any function of `module` satisfies `test`.
+fn any_stmt(module: &VerifiedModule, test: impl Fn(&Stmt) -> bool) -> bool {
+    module.functions.iter().any(|f| {
+        let mut found = false;
+        warpjit_ir::walk_block(&f.body, &mut |s| found |= test(s));
+        found
+    })
 }
 
 /// True when a block only moves lanes between masks (`break`, `continue`):
@@ -147,17 +188,22 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     every_lane_frame: Option<usize>,
     /// Per buffer: its atomic updates may be posted ([`posted`]).
     posted: &'a [Option<(AtomOp, NumFormat)>],
+    start: KernelStart,
+    /// The module can `demote`; without it no lane is ever a helper.
+    may_demote: bool,
 }
 
 impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     fn lower(
         e: &'a Emit<'ctx, 'a>,
         module: &'a VerifiedModule,
-        f: &'a Function,
         func_index: u32,
         funcs: &'a [FunctionValue<'ctx>],
         posted: &'a [Option<(AtomOp, NumFormat)>],
+        start: KernelStart,
+        may_demote: bool,
     ) -> Result<(), JitError> {
+        let f = &module.functions[func_index as usize];
         let func = funcs[func_index as usize];
         let entry_block = e.cx.append_basic_block(func, "entry");
         let body_block = e.cx.append_basic_block(func, "body");
@@ -167,7 +213,12 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 .ok_or_else(|| JitError::Internal(format!("missing parameter {n}")))
         };
         let ctxp = param(0)?.into_pointer_value();
-        let entry_mask = param(1)?.into_vector_value();
+        let whole = matches!(start, KernelStart::WholeWarp { .. });
+        let entry_mask = if whole {
+            e.bits_to_mask(e.i32().const_all_ones())?
+        } else {
+            param(1)?.into_vector_value()
+        };
         let mvec = e.i1().vec_type(LANES);
         let returned = e.b.build_alloca(mvec, "returned")?;
         let live = e.b.build_alloca(mvec, "live")?;
@@ -186,9 +237,12 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let results = (0..f.results.len() as u32)
             .map(|i| Ok(param(base + i)?.into_pointer_value()))
             .collect::<Result<Vec<_>, JitError>>()?;
-        let live_bits = e
-            .load_field(ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
-            .into_int_value();
+        let live_bits = if whole {
+            e.i32().const_all_ones()
+        } else {
+            e.load_field(ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
+                .into_int_value()
+        };
         let live_now = e.bits_to_mask(live_bits)?;
         let mask = ExecMask::new(e, returned, live, entry_mask, live_now)?;
         let mut fl = FnLowering {
@@ -211,6 +265,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
             posted,
+            start,
+            may_demote,
         };
         let phased = if f.is_kernel() {
             KernelPlan::with_phases(module, FuncId(func_index)).1
@@ -237,6 +293,18 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         e.b.position_at_end(entry_block);
         e.b.build_unconditional_branch(body_block)?;
         Ok(())
+    }
+
+    /// The helper lanes (`demote`): none in a module that cannot demote.
+    pub fn helper_bits(&self) -> Result<inkwell::values::IntValue<'ctx>, JitError> {
+        let e = self.e;
+        if !self.may_demote {
+            return Ok(e.i32().const_zero());
+        }
+        Ok(
+            e.load_field(self.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
+                .into_int_value(),
+        )
     }
 
     /// Whether atomic updates of buffer `buffer` go to the SM's posted slot.

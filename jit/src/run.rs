@@ -4,7 +4,7 @@
 
 use crate::abi::{self, KernelFn, MemSpan, WarpContext};
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
-use crate::{CompiledModule, JitError};
+use crate::{CompiledModule, JitError, JitOptions};
 use std::sync::atomic::AtomicBool;
 use warpjit_ir::interp::{
     validate_launch, AccessKind, Fault, FaultReport, GlobalMemory, LaunchConfig, LaunchReport,
@@ -102,6 +102,7 @@ impl<'a> Prepared<'a> {
         let entry = compiled.entry_point(kernel).ok_or_else(|| {
             JitError::Launch(format!("function {} is not a compiled kernel", kernel.0))
         })?;
+        check_warps(compiled.options(), cfg.workgroup)?;
         let mut shared: Vec<Vec<u8>> = Vec::with_capacity(module.shared.len());
         for decl in &module.shared {
             let mut bytes = Vec::new();
@@ -278,4 +279,17 @@ pub(crate) fn faults_of(
         atomics: ctx.atomic_faults,
         first,
     }
+}
+
+/// Code compiled for whole warps runs only workgroups of whole warps.
+pub(crate) fn check_warps(options: JitOptions, workgroup: [u32; 3]) -> Result<(), JitError> {
+    let invocations: u64 = workgroup.iter().map(|&d| u64::from(d)).product();
+    if options.whole_warps && !invocations.is_multiple_of(32) {
+        return Err(JitError::Launch(format!(
+            "the code was compiled for whole warps, but a workgroup of {}x{}x{} has {invocations} \
+             invocations, not a multiple of 32",
+            workgroup[0], workgroup[1], workgroup[2]
+        )));
+    }
+    Ok(())
 }

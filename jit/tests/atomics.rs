@@ -228,7 +228,9 @@ fn same_as_interpreter(shared: bool, used: bool, targets: &[Target]) {
         let options = JitOptions {
             opt_level: 2,
             target,
-        };
+            ..JitOptions::default()
+        }
+        .for_workgroup(u64::from(GROUP));
         let compiled = compile(&m, &options).expect("compiles");
         for (active, buffers) in &cases {
             let params = [*active];

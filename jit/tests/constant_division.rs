@@ -93,6 +93,7 @@ fn check(op: &str, ty: &str, divisor: u64) {
         let options = JitOptions {
             opt_level: 2,
             target,
+            whole_warps: true,
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = buffers.clone();
@@ -132,6 +133,7 @@ fn a_constant_divisor_needs_no_division_instruction() {
     let options = JitOptions {
         opt_level: 2,
         target: Target::Avx2,
+        ..JitOptions::default()
     };
     let asm = compile(&m, &options)
         .expect("compiles")

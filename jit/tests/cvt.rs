@@ -168,6 +168,7 @@ fn check(src: NumFormat, inputs: &[u64]) {
             &JitOptions {
                 opt_level: 2,
                 target,
+                whole_warps: true,
             },
         )
         .expect("compiles");

@@ -37,10 +37,17 @@ fn mandelbrot_matches_the_interpreter_on_every_target() {
     assert!(counts.contains(&64) && counts.contains(&0));
     for target in [Target::Native, Target::Avx2, Target::Sse42] {
         for opt_level in [0, 2] {
-            let compiled = compile(&module, &JitOptions { opt_level, target }).expect("compiles");
-            let mut memory = buffers.clone();
-            launch(&compiled, &module, kernel, &cfg, &params, &mut memory).expect("runs");
-            assert!(memory == expected, "{target:?} O{opt_level}: counts differ");
+            for whole_warps in [false, true] {
+                let options = JitOptions {
+                    opt_level,
+                    target,
+                    whole_warps,
+                };
+                let compiled = compile(&module, &options).expect("compiles");
+                let mut memory = buffers.clone();
+                launch(&compiled, &module, kernel, &cfg, &params, &mut memory).expect("runs");
+                assert!(memory == expected, "{options:?}: counts differ");
+            }
         }
     }
 }
@@ -59,6 +66,7 @@ fn mandelbrot_native_asm_uses_zmm_and_mask_registers() {
         &JitOptions {
             opt_level: 2,
             target: Target::Avx2,
+            ..JitOptions::default()
         },
     )
     .expect("compiles")
@@ -93,7 +101,7 @@ fn opt_level_above_three_is_an_error() {
         &module,
         &JitOptions {
             opt_level: 4,
-            target: Target::Native,
+            ..JitOptions::default()
         },
     )
     .expect_err("level 4 is rejected");

@@ -300,6 +300,7 @@ fn mandelbrot_values_do_not_wait_for_the_mask() {
     let options = JitOptions {
         opt_level: 2,
         target: Target::Native,
+        ..JitOptions::default()
     };
     let ir = compile(&m, &options)
         .expect("compiles")

@@ -29,6 +29,18 @@ pub struct DumpArgs {
     /// Instruction set: native (everything the host has), avx2 or sse4.2.
     #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
     target: Target,
+    /// Which code to show: for workgroups of whole warps (a multiple of 32
+    /// invocations) or for any workgroup. The JIT compiles each kind when a
+    /// launch first needs it; the default is the kind the kernels' declared
+    /// workgroup sizes need.
+    #[arg(long, value_name = "KIND")]
+    warps: Option<WarpsArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpsArg {
+    Whole,
+    Partial,
 }
 
 pub fn dump(args: &DumpArgs) -> CommandResult {
@@ -40,9 +52,16 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
             err_text!("{}", diagnostics.render(&file, &source));
             Failure::Reported
         })?;
+    let whole_warps = match args.warps {
+        Some(kind) => kind == WarpsArg::Whole,
+        None => module
+            .kernels()
+            .all(|(id, _)| warpjit_jit::declared_whole_warps(&module, id)),
+    };
     let options = JitOptions {
         opt_level: args.opt_level,
         target: args.target,
+        whole_warps,
     };
     let started = Instant::now();
     let compiled = warpjit_jit::compile(&module, &options)

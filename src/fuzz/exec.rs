@@ -155,6 +155,9 @@ impl Workspace {
         if !cached {
             // Drop the old code before compiling the next.
             self.compiled = None;
+            // The code for any workgroup: the runtime engine runs the
+            // whole-warp kind where the workgroup allows, so a campaign
+            // that runs both engines compares both kinds.
             let result = catch_unwind(AssertUnwindSafe(|| {
                 warpjit_jit::compile(module, &JitOptions::default())
             }))

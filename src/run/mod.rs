@@ -75,10 +75,15 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
     let kernel = runtime
         .prepare_function(module.clone(), plan.kernel)
         .map_err(|e| e.to_string())?;
+    // The launch's workgroup size may need the other kind of code than
+    // the declared one (`prepare` compiled that): compile it before the
+    // clock starts.
     let compile_time = kernel
         .code()
         .downcast_ref::<JitKernel>()
-        .map(JitKernel::compile_time);
+        .map(|code| code.compile_for(plan.workgroup.0))
+        .transpose()
+        .map_err(|e| format!("@{}: cannot compile: {e}", plan.kernel_name))?;
     if let Some(elapsed) = compile_time {
         tracing::info!(
             kernel = %plan.kernel_name,

@@ -106,6 +106,7 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
         jit: JitOptions {
             opt_level: options.opt_level.unwrap_or(JitOptions::default().opt_level),
             target: options.target.unwrap_or_default(),
+            ..JitOptions::default()
         },
         sm_count: options.sms,
         warps_per_sm: options.warps_per_sm,

@@ -23,6 +23,7 @@ pub(super) struct Key {
     text: String,
     opt_level: u8,
     target: Target,
+    whole_warps: bool,
 }
 
 impl Key {
@@ -31,6 +32,7 @@ impl Key {
             text: warpjit_ir::text::print(module),
             opt_level: opts.opt_level,
             target: opts.target,
+            whole_warps: opts.whole_warps,
         }
     }
 }

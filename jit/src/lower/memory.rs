@@ -455,10 +455,7 @@ fn masked_store<'ctx>(
 pub(super) fn mask_without_helpers<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let m = fl.mask.current(e)?;
-    let helpers = e
-        .load_field(fl.ctxp, offsets::HELPER_MASK, e.i32().into(), 4)?
-        .into_int_value();
-    let helpers = e.bits_to_mask(helpers)?;
+    let helpers = e.bits_to_mask(fl.helper_bits()?)?;
     Ok(e.b.build_and(m, e.b.build_not(helpers, "")?, "")?)
 }
 

@@ -281,7 +281,7 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         Builtin::WarpsPerSm => ctx_u32(fl, offsets::WARPS_PER_SM)?,
         Builtin::SmCount => ctx_u32(fl, offsets::SM_COUNT)?,
         Builtin::IsHelper => {
-            let h = ctx_u32(fl, offsets::HELPER_MASK)?;
+            let h = e.splat(fl.helper_bits()?.into())?;
             let bit = e.b.build_right_shift(h, lane_ids(fl), false, "")?;
             let bit = e.b.build_and(bit, e.splat_int(32, 1), "")?;
             e.b.build_int_truncate(bit, e.i1().vec_type(LANES), "")?

@@ -18,7 +18,7 @@
 //!
 //! The live and helper masks are in the warp's context already.
 
-use super::FnLowering;
+use super::{FnLowering, KernelStart};
 use crate::abi::offsets;
 use crate::JitError;
 use inkwell::values::PointerValue;
@@ -197,6 +197,12 @@ pub(super) fn lower_phases<'ctx>(
             let bits = e.load_aligned(e.i32().into(), at(RETURNED)?, 4)?;
             fl.mask
                 .set_remaining(e, e.bits_to_mask(bits.into_int_value())?)?;
+            if fl.start == (KernelStart::WholeWarp { may_kill: true }) {
+                let live = e
+                    .load_field(fl.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
+                    .into_int_value();
+                fl.mask.set_live(e, e.bits_to_mask(live)?)?;
+            }
             for (v, (var, &offset)) in f.vars.iter().zip(&layout.vars).enumerate() {
                 let value = e.load_aligned(e.vec_type(var.ty).into(), at(offset)?, SLOT_ALIGN)?;
                 b.build_store(fl.vars[v], value)?;

@@ -87,8 +87,14 @@ pub fn compare_at(
     let kernel = module
         .find_function("main")
         .ok_or_else(|| fail(Kind::Launch, "no @main".into()))?;
-    let compiled = compile(module, &JitOptions { opt_level, target })
-        .map_err(|e| fail(Kind::Compile, e.to_string()))?;
+    // The kind of code the runtime would run for this workgroup size.
+    let options = JitOptions {
+        opt_level,
+        target,
+        ..JitOptions::default()
+    }
+    .for_workgroup(inputs.workgroup.iter().map(|&d| u64::from(d)).product());
+    let compiled = compile(module, &options).map_err(|e| fail(Kind::Compile, e.to_string()))?;
     let mut memory = inputs.buffers.clone();
     let got = launch(
         &compiled,

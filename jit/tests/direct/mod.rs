@@ -24,11 +24,21 @@ pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
         .collect()
 }
 
+/// The kinds of code a launch with workgroups of `workgroup` can run:
+/// code for any workgroup, and for whole warps when it is whole warps.
+pub fn kinds(workgroup: [u32; 3]) -> &'static [bool] {
+    if workgroup.iter().product::<u32>() % 32 == 0 {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
 /// Runs `@main` of `text` on the interpreter and on the JIT at every
-/// target (compiled once per target), for each launch configuration and
-/// parameter set, each time from `buffers`: the memory and the fault
-/// reports must be the same. Gives the interpreter's memory after the
-/// last launch.
+/// target, in each kind of code the launch can run (`kinds`), for each
+/// launch configuration and parameter set, each time from `buffers`: the
+/// memory and the fault reports must be the same. Gives the interpreter's
+/// memory after the last launch.
 pub fn agree(
     text: &str,
     configs: &[LaunchConfig],
@@ -39,25 +49,30 @@ pub fn agree(
     let kernel = m.find_function("main").expect("@main");
     let mut last = buffers.to_vec();
     for target in TARGETS {
-        let options = JitOptions {
-            opt_level: 2,
-            target,
-        };
-        let compiled = compile(&m, &options).expect("compiles");
         for cfg in configs {
-            for params in param_sets {
-                let mut expected = buffers.to_vec();
-                let want =
-                    interp::launch(&m, kernel, cfg, params, &mut expected).expect("interpreter");
-                let mut memory = buffers.to_vec();
-                let got = launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
-                let at = format!(
-                    "{target:?} grid {:?} workgroup {:?} params {params:?}",
-                    cfg.grid, cfg.workgroup
-                );
-                assert!(memory == expected, "{at}: memory differs\n{text}");
-                assert_eq!(got.faults, want.faults, "{at}: faults\n{text}");
-                last = expected;
+            for &whole_warps in kinds(cfg.workgroup) {
+                let options = JitOptions {
+                    opt_level: 2,
+                    target,
+                    whole_warps,
+                };
+                // The compile cache compiles each kind once per target.
+                let compiled = compile(&m, &options).expect("compiles");
+                for params in param_sets {
+                    let mut expected = buffers.to_vec();
+                    let want = interp::launch(&m, kernel, cfg, params, &mut expected)
+                        .expect("interpreter");
+                    let mut memory = buffers.to_vec();
+                    let got =
+                        launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
+                    let at = format!(
+                        "{target:?} whole warps {whole_warps} grid {:?} workgroup {:?} params {params:?}",
+                        cfg.grid, cfg.workgroup
+                    );
+                    assert!(memory == expected, "{at}: memory differs\n{text}");
+                    assert_eq!(got.faults, want.faults, "{at}: faults\n{text}");
+                    last = expected;
+                }
             }
         }
     }

@@ -8,7 +8,8 @@
 //! `benches/workloads/` (those the JIT supports, whose path contains FILTER
 //! if given; or every `.warp` file in FILTER if it is a directory) and
 //! GENERATED programs from `warpjit_ir::generate` (default 10) at level OPT
-//! (default 2), printing the median CPU time of a compile and median wall
+//! (default 2; examples in the kind of code their declared workgroup sizes
+//! need), printing the median CPU time of a compile and median wall
 //! times per phase, then (if GENERATED > 0) times a large mandelbrot
 //! launch. Compiles clear the compile cache first, so every one is cold;
 //! one more compile per example shows the cache hit. The first compile of
@@ -128,6 +129,14 @@ fn main() {
             .and_then(|m| VerifiedModule::new(m).ok())
             .expect("example verifies");
         let name = path.file_name().unwrap_or_default().to_string_lossy();
+        // The kind of code the declared workgroup sizes need, as `prepare`
+        // compiles it.
+        let opts = JitOptions {
+            whole_warps: module
+                .kernels()
+                .all(|(id, _)| warpjit_jit::declared_whole_warps(&module, id)),
+            ..opts
+        };
         let Some(first) = cold(&module, &opts) else {
             println!("{name:28} not supported by the JIT");
             continue;

@@ -117,8 +117,7 @@ impl JitKernel {
     }
 
     fn code_for(&self, workgroup: [u32; 3]) -> Result<&KernelCode, String> {
-        let invocations = workgroup.iter().map(|&d| u64::from(d)).product();
-        let options = self.options.for_workgroup(invocations);
+        let options = self.options.for_workgroup(workgroup);
         self.slot(options.whole_warps)
             .get_or_init(|| KernelCode::compile(&self.module, self.kernel, &options))
             .as_ref()

@@ -63,14 +63,25 @@ pub struct JitOptions {
 }
 
 impl JitOptions {
-    /// These options for a launch with workgroups of `invocations`: whole
-    /// warps when it is a multiple of 32.
-    pub fn for_workgroup(self, invocations: u64) -> JitOptions {
+    /// These options for a launch with workgroups of `workgroup`
+    /// invocations per dimension (see [`whole_warps`]).
+    pub fn for_workgroup(self, workgroup: [u32; 3]) -> JitOptions {
         JitOptions {
-            whole_warps: invocations.is_multiple_of(32),
+            whole_warps: whole_warps(workgroup),
             ..self
         }
     }
+}
+
+/// The number of invocations in a workgroup of size `workgroup`.
+pub fn invocations(workgroup: [u32; 3]) -> u64 {
+    workgroup.iter().map(|&d| u64::from(d)).product()
+}
+
+/// Whether a workgroup of size `workgroup` is whole warps: a multiple of
+/// 32 invocations, so every warp starts with all 32 lanes.
+pub fn whole_warps(workgroup: [u32; 3]) -> bool {
+    invocations(workgroup).is_multiple_of(32)
 }
 
 /// Whether kernel `kernel`'s declared workgroup size (`workgroup(...)`) is
@@ -82,11 +93,7 @@ pub fn declared_whole_warps(
     match module.function(kernel).kind {
         warpjit_ir::FuncKind::Kernel {
             workgroup: Some(size),
-        } => size
-            .iter()
-            .map(|&d| u64::from(d))
-            .product::<u64>()
-            .is_multiple_of(32),
+        } => whole_warps(size),
         _ => true,
     }
 }

@@ -283,12 +283,14 @@ pub(crate) fn faults_of(
 
 /// Code compiled for whole warps runs only workgroups of whole warps.
 pub(crate) fn check_warps(options: JitOptions, workgroup: [u32; 3]) -> Result<(), JitError> {
-    let invocations: u64 = workgroup.iter().map(|&d| u64::from(d)).product();
-    if options.whole_warps && !invocations.is_multiple_of(32) {
+    if options.whole_warps && !crate::whole_warps(workgroup) {
         return Err(JitError::Launch(format!(
-            "the code was compiled for whole warps, but a workgroup of {}x{}x{} has {invocations} \
+            "the code was compiled for whole warps, but a workgroup of {}x{}x{} has {} \
              invocations, not a multiple of 32",
-            workgroup[0], workgroup[1], workgroup[2]
+            workgroup[0],
+            workgroup[1],
+            workgroup[2],
+            crate::invocations(workgroup)
         )));
     }
     Ok(())

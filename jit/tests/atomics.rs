@@ -230,7 +230,7 @@ fn same_as_interpreter(shared: bool, used: bool, targets: &[Target]) {
             target,
             ..JitOptions::default()
         }
-        .for_workgroup(u64::from(GROUP));
+        .for_workgroup([GROUP, 1, 1]);
         let compiled = compile(&m, &options).expect("compiles");
         for (active, buffers) in &cases {
             let params = [*active];

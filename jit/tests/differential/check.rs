@@ -93,7 +93,7 @@ pub fn compare_at(
         target,
         ..JitOptions::default()
     }
-    .for_workgroup(inputs.workgroup.iter().map(|&d| u64::from(d)).product());
+    .for_workgroup(inputs.workgroup);
     let compiled = compile(module, &options).map_err(|e| fail(Kind::Compile, e.to_string()))?;
     let mut memory = inputs.buffers.clone();
     let got = launch(

@@ -27,7 +27,7 @@ pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
 /// The kinds of code a launch with workgroups of `workgroup` can run:
 /// code for any workgroup, and for whole warps when it is whole warps.
 pub fn kinds(workgroup: [u32; 3]) -> &'static [bool] {
-    if workgroup.iter().product::<u32>() % 32 == 0 {
+    if warpjit_jit::whole_warps(workgroup) {
         &[false, true]
     } else {
         &[false]

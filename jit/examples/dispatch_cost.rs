@@ -8,7 +8,8 @@
 //! On a runtime of SMS SMs (default 1) with the JIT backend, launches
 //! RUNS times (default 9) each of: an empty kernel and one with a single
 //! barrier over 2^16 workgroups of 256 threads, `examples/scan_shuffle_up.warp`
-//! over 2^24 elements (W4's shape), and `examples/mandelbrot.warp` (W1).
+//! and `examples/reduce_shuffle_xor.warp` over 2^24 elements (W4's and W3's
+//! shapes), and `examples/mandelbrot.warp` (W1).
 //! Prints the min and median wall time of a launch, the process's CPU time
 //! per workgroup, and with SMS > 1 each launch's wall time and how many
 //! workgroups each SM ran (whether the SMs shared the work).
@@ -61,6 +62,13 @@ struct Case {
     buffers: Vec<Buffer>,
 }
 
+/// W3's input: `(i * 2654435761) mod 2^32 mod 1000` as u32 bytes.
+fn w3_input(n: u32) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| (i.wrapping_mul(2654435761) % 1000).to_le_bytes())
+        .collect()
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -108,6 +116,17 @@ fn main() {
             buffers: vec![
                 Buffer::zeroed(u64::from(n) * 4).expect("allocates"),
                 Buffer::zeroed(u64::from(n) * 4).expect("allocates"),
+            ],
+        },
+        Case {
+            name: "reduce (W3)",
+            kernel: prepare(&read("examples/reduce_shuffle_xor.warp")),
+            grid: [n / 256, 1, 1],
+            workgroup: [256, 1, 1],
+            params: vec![param(n)],
+            buffers: vec![
+                Buffer::from_bytes(&w3_input(n)).expect("allocates"),
+                Buffer::zeroed(4).expect("allocates"),
             ],
         },
         Case {

@@ -293,8 +293,27 @@ fn run_consecutive(
         for ctx in scratch.contexts.iter_mut() {
             ctx.posted = table;
         }
+        let stopped = |stop: Stop, workgroup: [u32; 3]| match stop {
+            Stop::OutOfFuel { warp } => ExecError::FuelExhausted {
+                kernel: kernel_name.to_string(),
+                workgroup,
+                warp,
+                fuel: cfg.fuel.unwrap_or(u64::MAX),
+                unit: FuelUnit::LoopIterations,
+            },
+            Stop::Cancelled => ExecError::Cancelled,
+            Stop::NoStack(why) => ExecError::OutOfMemory {
+                what: format!("warp stacks ({why})"),
+                bytes: code.plan.stack_bytes as u64 * warps,
+            },
+        };
+        let report = |contexts: &[WarpContext], first, workgroup| WorkgroupReport {
+            faults: workgroup_faults(contexts, first, module, kernel_name, workgroup),
+            statements: 0,
+        };
         let mut run_all = || -> Result<(), ExecError> {
-            for offset in 0..run.count {
+            let mut offset = 0;
+            while offset < run.count {
                 if offset > 0 {
                     if run.cancel.is_cancelled() {
                         return Err(ExecError::Cancelled);
@@ -304,6 +323,39 @@ fn run_consecutive(
                         scratch.arena.fill(0);
                     }
                     sched::next_workgroup(&mut scratch.contexts, frame.workgroup_id, cfg.fuel);
+                }
+                if !code.plan.needs_coroutines(scratch.contexts.len()) {
+                    // SAFETY: as for `run_warps` below.
+                    let out = unsafe {
+                        sched::run_loop(
+                            entry,
+                            &code.plan,
+                            &mut scratch.contexts,
+                            run.count - offset,
+                            &mut scratch.arena,
+                            cfg.fuel.unwrap_or(u64::MAX),
+                            run.cancel.flag(),
+                            |id| run.next_workgroup_id(id),
+                        )
+                    };
+                    for _ in 0..out.done {
+                        progress.complete_without_faults(0);
+                    }
+                    offset += out.done;
+                    // The workgroup that stopped, or the run's last one.
+                    if let Some(ctx) = scratch.contexts.first() {
+                        frame.workgroup_id = ctx.workgroup_id;
+                    }
+                    if offset == run.count {
+                        break;
+                    }
+                    if let Some(stop) = out.stop {
+                        return Err(stopped(stop, frame.workgroup_id));
+                    }
+                    let first = out.first_faulting;
+                    progress.complete(&report(&scratch.contexts, first, frame.workgroup_id));
+                    offset += 1;
+                    continue;
                 }
                 // SAFETY: `code` keeps the machine code alive; the spans point
                 // at the launch's buffers (kept alive by the runtime for the
@@ -320,35 +372,14 @@ fn run_consecutive(
                     )
                 };
                 if let Err(stop) = outcome {
-                    return Err(match stop {
-                        Stop::OutOfFuel { warp } => ExecError::FuelExhausted {
-                            kernel: kernel_name.to_string(),
-                            workgroup: frame.workgroup_id,
-                            warp,
-                            fuel: cfg.fuel.unwrap_or(u64::MAX),
-                            unit: FuelUnit::LoopIterations,
-                        },
-                        Stop::Cancelled => ExecError::Cancelled,
-                        Stop::NoStack(why) => ExecError::OutOfMemory {
-                            what: format!("warp stacks ({why})"),
-                            bytes: code.plan.stack_bytes as u64 * warps,
-                        },
-                    });
+                    return Err(stopped(stop, frame.workgroup_id));
                 }
+                offset += 1;
                 if first.is_none() && !scratch.contexts.iter().any(sched::faulted) {
                     progress.complete_without_faults(0);
                     continue;
                 }
-                progress.complete(&WorkgroupReport {
-                    faults: workgroup_faults(
-                        &scratch.contexts,
-                        first,
-                        module,
-                        kernel_name,
-                        frame.workgroup_id,
-                    ),
-                    statements: 0,
-                });
+                progress.complete(&report(&scratch.contexts, first, frame.workgroup_id));
             }
             Ok(())
         };

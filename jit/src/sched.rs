@@ -6,8 +6,10 @@
 //! `barrier` calls [`warpjit_barrier`], which suspends the warp's
 //! coroutine, and the scheduler resumes warps 0, 1, 2, ... each until it
 //! waits or finishes, then again, as the interpreter does. Every other
-//! kernel calls its warps one after another on the thread's own stack, so
-//! barrier-free kernels pay nothing for the mechanism.
+//! kernel calls its warps (each phase of them, for a kernel split into
+//! phases) one after another on the thread's own stack, in one loop over a
+//! whole run of workgroups ([`run_loop`]), so barrier-free kernels pay
+//! nothing for the mechanism.
 //!
 //! Compiled frames have no unwind information, so a coroutine is never
 //! unwound: one that must stop while it waits (cancellation, another warp
@@ -98,7 +100,7 @@ impl KernelPlan {
 
     /// Whether the warps run as coroutines: they can meet at a barrier, or
     /// their stack may not fit the calling thread's.
-    fn needs_coroutines(&self, warps: usize) -> bool {
+    pub fn needs_coroutines(&self, warps: usize) -> bool {
         (self.uses_barrier && self.phases == 0 && warps > 1)
             || self.stack_bytes as u64 > THREAD_STACK_BUDGET
     }
@@ -269,16 +271,22 @@ pub(crate) fn next_workgroup(
 ) {
     let fuel = fuel.unwrap_or(u64::MAX);
     for ctx in contexts.iter_mut() {
-        ctx.workgroup_id = workgroup_id;
-        ctx.live_mask = ctx.entry_mask;
-        ctx.helper_mask = 0;
-        ctx.fuel = fuel;
+        restart(ctx, workgroup_id, fuel);
         ctx.out_of_fuel = 0;
         ctx.scheduler = std::ptr::null();
         if faulted(ctx) {
             clear_faults(ctx);
         }
     }
+}
+
+/// What a warp that finished a workgroup (without a fault or a stop)
+/// needs rewritten to start workgroup `workgroup_id`.
+fn restart(ctx: &mut WarpContext, workgroup_id: [u32; 3], fuel: u64) {
+    ctx.workgroup_id = workgroup_id;
+    ctx.live_mask = ctx.entry_mask;
+    ctx.helper_mask = 0;
+    ctx.fuel = fuel;
 }
 
 fn clear_faults(ctx: &mut WarpContext) {
@@ -396,18 +404,108 @@ pub(crate) unsafe fn run_warps(
     if plan.needs_coroutines(contexts.len()) {
         return run_as_coroutines(entry, plan, contexts, cancel, first_faulting);
     }
-    if plan.phases > 0 {
-        return run_in_phases(entry, plan, contexts, cancel, first_faulting);
-    }
-    for (index, ctx) in contexts.iter_mut().enumerate() {
-        // SAFETY: as promised by the caller; `scheduler` is null, so a
-        // barrier (reachable only in a one-warp workgroup here) returns at
-        // once, which is its meaning when the warp is the only one.
-        unsafe { entry(ctx) };
-        note_fault(ctx, index, first_faulting);
-        check(ctx, index, cancel)?;
-    }
-    Ok(())
+    let fuel = contexts.first().map_or(u64::MAX, |c| c.fuel);
+    // SAFETY: as promised by the caller; one workgroup never zeroes the arena.
+    let outcome = unsafe { run_loop(entry, plan, contexts, 1, &mut [], fuel, cancel, |id| id) };
+    *first_faulting = outcome.first_faulting;
+    outcome.stop.map_or(Ok(()), Err)
+}
+
+/// What [`run_loop`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LoopOutcome {
+    /// Workgroups that finished without a fault.
+    pub done: u64,
+    /// Why the workgroup after them stopped early, if it did.
+    pub stop: Option<Stop>,
+    /// The warp of that workgroup whose fault came first in the schedule.
+    pub first_faulting: Option<usize>,
+}
+
+/// Runs up to `count` consecutive workgroups of a kernel whose warps run on
+/// the thread's own stack (no barrier, or barriers split into phases):
+/// for each workgroup, each phase of every warp in the interpreter's order.
+/// `contexts` hold the first workgroup; between workgroups this does what
+/// [`next_workgroup`] does, with the id `next_id` gives and `fuel`, and
+/// zeroes `arena`, the workgroup's shared memory. It stops
+/// after a warp that ran out of fuel or saw the launch cancelled, and after
+/// a workgroup in which a warp faulted; the contexts then hold that
+/// workgroup. This is the loop every warp of most launches goes through,
+/// so it touches only what changes.
+///
+/// # Safety
+/// As [`run_warps`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn run_loop(
+    entry: KernelFn,
+    plan: &KernelPlan,
+    contexts: &mut [WarpContext],
+    count: u64,
+    arena: &mut [u64],
+    fuel: u64,
+    cancel: &AtomicBool,
+    next_id: impl Fn([u32; 3]) -> [u32; 3],
+) -> LoopOutcome {
+    let Some(mut id) = contexts.first().map(|c| c.workgroup_id) else {
+        return LoopOutcome {
+            done: count,
+            stop: None,
+            first_faulting: None,
+        };
+    };
+    let phased = plan.phases > 0;
+    let phases = plan.phases.max(1);
+    with_phase_state(plan, contexts, |contexts| {
+        for done in 0..count {
+            if done > 0 {
+                id = next_id(id);
+                // Not even a call when there is no shared memory.
+                if !arena.is_empty() {
+                    arena.fill(0);
+                }
+                for ctx in contexts.iter_mut() {
+                    restart(ctx, id, fuel);
+                }
+            }
+            let mut first = None;
+            for phase in 0..phases {
+                for (index, ctx) in contexts.iter_mut().enumerate() {
+                    if phased {
+                        ctx.phase = phase;
+                    }
+                    // SAFETY: as promised by the caller; `scheduler` is
+                    // null, so a barrier (reachable only in a one-warp
+                    // workgroup here) returns at once, which is its meaning
+                    // when the warp is the only one.
+                    unsafe { entry(ctx) };
+                    // Branches, not a select: `first` then stays out of the
+                    // loop's critical path (most warps never fault).
+                    if ctx.first_fault_kind != abi::FAULT_NONE {
+                        note_first_fault(index, &mut first);
+                    }
+                    if ctx.out_of_fuel != 0 || cancel.load(Ordering::Relaxed) {
+                        return LoopOutcome {
+                            done,
+                            stop: check(ctx, index, cancel).err(),
+                            first_faulting: first,
+                        };
+                    }
+                }
+            }
+            if first.is_some() {
+                return LoopOutcome {
+                    done,
+                    stop: None,
+                    first_faulting: first,
+                };
+            }
+        }
+        LoopOutcome {
+            done: count,
+            stop: None,
+            first_faulting: None,
+        }
+    })
 }
 
 /// A 64-byte aligned piece of phase state.
@@ -420,19 +518,17 @@ thread_local! {
     static PHASE_STATE: RefCell<Vec<StateLine>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs a kernel split into phases (`lower/phases.rs`): phase 0 of every
-/// warp, then phase 1 of every warp, and so on, each warp keeping what
-/// later phases need in its own phase state.
-///
-/// # Safety
-/// As [`run_warps`].
-unsafe fn run_in_phases(
-    entry: KernelFn,
+/// Calls `run` with each context pointing at its warp's phase state, when
+/// the kernel is split into phases (`lower/phases.rs`): what a warp keeps
+/// from one phase for later ones.
+fn with_phase_state<R>(
     plan: &KernelPlan,
     contexts: &mut [WarpContext],
-    cancel: &AtomicBool,
-    first_faulting: &mut Option<usize>,
-) -> Result<(), Stop> {
+    run: impl FnOnce(&mut [WarpContext]) -> R,
+) -> R {
+    if plan.phases == 0 {
+        return run(contexts);
+    }
     let lines_per_warp = (plan.phase_bytes as usize).div_ceil(64);
     PHASE_STATE.with(|state| {
         let mut state = state.borrow_mut();
@@ -445,18 +541,16 @@ unsafe fn run_in_phases(
             // SAFETY: `index * lines_per_warp` lines fit in `state`.
             ctx.phase_state = unsafe { base.add(index * lines_per_warp) }.cast::<u8>();
         }
-        for phase in 0..plan.phases {
-            for (index, ctx) in contexts.iter_mut().enumerate() {
-                ctx.phase = phase;
-                // SAFETY: as promised by the caller; the phase state stays
-                // borrowed (and so in place) until the loop ends.
-                unsafe { entry(ctx) };
-                note_fault(ctx, index, first_faulting);
-                check(ctx, index, cancel)?;
-            }
-        }
-        Ok(())
+        run(contexts)
     })
+}
+
+/// Records warp `index`, which faulted, as the first to fault if none did before.
+#[cold]
+fn note_first_fault(index: usize, first_faulting: &mut Option<usize>) {
+    if first_faulting.is_none() {
+        *first_faulting = Some(index);
+    }
 }
 
 /// Records warp `index` as the first to fault if it faulted and none did before.

@@ -252,3 +252,95 @@ fn the_watchdog_stops_a_run_in_the_middle_and_the_next_launch_runs() {
         check_tree_sums(&runtime, 30, 128);
     }
 }
+
+/// Reads shared memory before writing it, spends 600 loop iterations of
+/// fuel per warp, and kills lanes whose workgroup id is odd: each
+/// workgroup's result depends on starting with zeroed shared memory, full
+/// fuel and every lane live, also when it follows others in a run. With
+/// `barrier` true, the kernel is split into phases around one.
+fn fresh_start(barrier: bool) -> String {
+    format!(
+        "
+buffer @out[0]: u32
+shared @acc[8]
+kernel @main workgroup(64) {{
+  var $i: i32
+  %wg = workgroup_id.x
+  %local = local_index
+  %lane = lane_id
+  %odd = and %wg, 1
+  %killed = cmp.lt.u %lane, %odd
+  if %killed {{
+    kill
+  }}
+  loop {{
+    %done = cmp.ge.u $i, 600
+    if %done {{
+      break
+    }}
+    $i = add $i, 1
+  }}
+  %first = cmp.eq %local, 0
+  if %first {{
+    %before = load.u32 @acc, 0
+    %mark = add %wg, 1
+    store.u32 @acc, 0, %mark
+    %slot = shl %wg, 2
+    store.u32 @out, %slot, %before
+  }}
+  {}
+  %live = active_mask
+  %gid = global_id.x
+  %at = add %gid, 1024
+  %addr = shl %at, 2
+  store.u32 @out, %addr, %live
+}}",
+        if barrier { "barrier" } else { "" }
+    )
+}
+
+#[test]
+fn every_workgroup_of_a_run_starts_with_zeroed_shared_memory_full_fuel_and_live_lanes() {
+    // 256 workgroups on one SM: runs of 16 (`chunk` is a sixteenth of an
+    // SM's share), so most workgroups follow another in their run.
+    const GROUPS: u32 = 256;
+    for barrier in [false, true] {
+        let mut outputs = Vec::new();
+        // Fuel is loop iterations on the JIT, statements on the interpreter.
+        for (backend, fuel) in support::backends().into_iter().zip([Some(1000), None]) {
+            let runtime = Runtime::with_backend(
+                RuntimeConfig {
+                    fuel,
+                    ..config(1, 64)
+                },
+                backend,
+            )
+            .expect("valid configuration");
+            let kernel = kernel(&runtime, &fresh_start(barrier));
+            let mut buffers = vec![zeros_u32(u64::from(1024 + GROUPS * 64))];
+            let report = run(
+                &runtime,
+                &kernel,
+                [GROUPS, 1, 1],
+                [64, 1, 1],
+                &[],
+                &mut buffers,
+            );
+            assert_eq!(report.faults.total(), 0);
+            outputs.push(buffers[0].to_vec::<u32>());
+        }
+        // A killed lane stores nothing; the others see it missing.
+        let live = |gid: u32| match ((gid / 64) % 2, gid % 32) {
+            (0, _) => !0,
+            (_, 0) => 0,
+            _ => !1,
+        };
+        let expected: Vec<u32> = (0..1024 + GROUPS * 64)
+            .map(|i| if i < 1024 { 0 } else { live(i - 1024) })
+            .collect();
+        for out in &outputs {
+            let wrong = out.iter().zip(&expected).position(|(a, b)| a != b);
+            assert_eq!(wrong, None, "first wrong word, barrier: {barrier}");
+        }
+    }
+}

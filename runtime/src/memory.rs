@@ -24,22 +24,32 @@ use warpjit_ir::{semantics, AtomOp, NumFormat};
 const WORD_BYTES: u64 = 8;
 
 /// The bytes of one buffer, shared by the host's [`Buffer`] and the SM
-/// threads of a running launch.
+/// threads of a running launch. They start on a cache line, so compiled
+/// code's vector accesses of whole lines do not straddle two.
 pub(crate) struct Storage {
-    words: Vec<AtomicU64>,
+    lines: Vec<Line>,
+    /// Words in use (the last line may have more).
+    count: usize,
     len: u64,
 }
+
+/// Words per cache line.
+const LINE_WORDS: usize = 8;
+
+/// One cache line of storage words.
+#[repr(C, align(64))]
+struct Line([AtomicU64; LINE_WORDS]);
 
 impl Storage {
     /// `len` bytes taken from `bytes` (zeros once it runs out).
     fn from_bytes(len: u64, mut bytes: impl Iterator<Item = u8>) -> Result<Storage, AllocError> {
         let count =
             usize::try_from(len.div_ceil(WORD_BYTES)).map_err(|_| AllocError { bytes: len })?;
-        let mut words = Vec::new();
-        words
-            .try_reserve_exact(count)
+        let mut lines = Vec::new();
+        lines
+            .try_reserve_exact(count.div_ceil(LINE_WORDS))
             .map_err(|_| AllocError { bytes: len })?;
-        for _ in 0..count {
+        let mut next_word = || {
             let mut word = [0u8; WORD_BYTES as usize];
             for byte in word.iter_mut() {
                 match bytes.next() {
@@ -47,9 +57,20 @@ impl Storage {
                     None => break,
                 }
             }
-            words.push(AtomicU64::new(u64::from_le_bytes(word)));
+            AtomicU64::new(u64::from_le_bytes(word))
+        };
+        for _ in 0..count.div_ceil(LINE_WORDS) {
+            lines.push(Line(std::array::from_fn(|_| next_word())));
         }
-        Ok(Storage { words, len })
+        Ok(Storage { lines, count, len })
+    }
+
+    /// The buffer's words.
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: a `Line` is `LINE_WORDS` words without padding
+        // (`repr(C)`, its size equals its alignment), so the lines are
+        // `LINE_WORDS * lines.len() >= count` consecutive words.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<AtomicU64>(), self.count) }
     }
 
     fn zeroed(len: u64) -> Result<Storage, AllocError> {
@@ -90,7 +111,7 @@ impl Storage {
             return;
         }
         for (index, first, n, at) in Storage::pieces(offset, out.len()) {
-            let word = self.words[index].load(Ordering::Relaxed).to_le_bytes();
+            let word = self.words()[index].load(Ordering::Relaxed).to_le_bytes();
             out[at..at + n].copy_from_slice(&word[first..first + n]);
         }
     }
@@ -101,7 +122,7 @@ impl Storage {
             return;
         }
         for (index, first, n, at) in Storage::pieces(offset, data.len()) {
-            let word = &self.words[index];
+            let word = &self.words()[index];
             let part = &data[at..at + n];
             if n == WORD_BYTES as usize {
                 let mut whole = [0u8; WORD_BYTES as usize];
@@ -136,7 +157,7 @@ impl Storage {
         if !self.in_bounds(offset, size as usize) {
             return 0;
         }
-        let word = &self.words[(offset / WORD_BYTES) as usize];
+        let word = &self.words()[(offset / WORD_BYTES) as usize];
         let shift = (offset % WORD_BYTES) * 8;
         let mask = if size >= WORD_BYTES {
             u64::MAX
@@ -159,7 +180,7 @@ impl Storage {
     }
 
     fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        self.words
+        self.words()
             .iter()
             .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
             .take(usize::try_from(self.len).unwrap_or(usize::MAX))
@@ -358,7 +379,7 @@ impl<'a> SmMemory<'a> {
     pub fn words(&self, buffer: u32) -> Option<(&'a [AtomicU64], u64)> {
         self.buffers
             .get(buffer as usize)
-            .map(|s| (s.words.as_slice(), s.len))
+            .map(|s| (s.words(), s.len))
     }
 }
 
@@ -426,6 +447,16 @@ mod tests {
         let mut last = [0u8; 1];
         storage.read(20, &mut last);
         assert_eq!(last, [20]);
+    }
+
+    #[test]
+    fn words_start_on_a_cache_line_and_cover_the_bytes() {
+        for len in [1u64, 8, 9, 64, 65, 1000, 1 << 20] {
+            let storage = Storage::zeroed(len).expect("small");
+            let words = storage.words();
+            assert_eq!(words.as_ptr() as usize % 64, 0, "{len} bytes");
+            assert_eq!(words.len() as u64, len.div_ceil(8), "{len} bytes");
+        }
     }
 
     #[test]

@@ -33,36 +33,61 @@ pub(crate) struct Storage {
     len: u64,
 }
 
-/// Words per cache line.
+/// Words and bytes per cache line.
 const LINE_WORDS: usize = 8;
+const LINE_BYTES: usize = LINE_WORDS * WORD_BYTES as usize;
 
 /// One cache line of storage words.
 #[repr(C, align(64))]
 struct Line([AtomicU64; LINE_WORDS]);
 
 impl Storage {
-    /// `len` bytes taken from `bytes` (zeros once it runs out).
-    fn from_bytes(len: u64, mut bytes: impl Iterator<Item = u8>) -> Result<Storage, AllocError> {
+    /// `len` bytes, a line at a time: `fill` writes each line's bytes into
+    /// zeros (bytes of the last line past `len` must stay zero).
+    fn build(len: u64, mut fill: impl FnMut(&mut [u8; LINE_BYTES])) -> Result<Storage, AllocError> {
         let count =
             usize::try_from(len.div_ceil(WORD_BYTES)).map_err(|_| AllocError { bytes: len })?;
+        let line_count = count.div_ceil(LINE_WORDS);
         let mut lines = Vec::new();
         lines
-            .try_reserve_exact(count.div_ceil(LINE_WORDS))
+            .try_reserve_exact(line_count)
             .map_err(|_| AllocError { bytes: len })?;
-        let mut next_word = || {
-            let mut word = [0u8; WORD_BYTES as usize];
-            for byte in word.iter_mut() {
-                match bytes.next() {
-                    Some(b) => *byte = b,
-                    None => break,
-                }
-            }
-            AtomicU64::new(u64::from_le_bytes(word))
-        };
-        for _ in 0..count.div_ceil(LINE_WORDS) {
-            lines.push(Line(std::array::from_fn(|_| next_word())));
+        for _ in 0..line_count {
+            let mut bytes = [0u8; LINE_BYTES];
+            fill(&mut bytes);
+            lines.push(Line(std::array::from_fn(|i| {
+                const W: usize = WORD_BYTES as usize;
+                let mut word = [0u8; W];
+                word.copy_from_slice(&bytes[i * W..(i + 1) * W]);
+                AtomicU64::new(u64::from_le_bytes(word))
+            })));
         }
         Ok(Storage { lines, count, len })
+    }
+
+    /// `len` bytes taken from `bytes` (zeros once it runs out).
+    fn from_bytes(len: u64, bytes: impl Iterator<Item = u8>) -> Result<Storage, AllocError> {
+        let mut bytes = bytes.take(usize::try_from(len).unwrap_or(usize::MAX));
+        Storage::build(len, |line| {
+            for (slot, byte) in line.iter_mut().zip(&mut bytes) {
+                *slot = byte;
+            }
+        })
+    }
+
+    /// A copy of `bytes`, a line at a time (buffers of the benchmark
+    /// workloads are 64 MiB; byte by byte took longer than their launch).
+    fn copy_of(bytes: &[u8]) -> Result<Storage, AllocError> {
+        let mut chunks = bytes.chunks(LINE_BYTES);
+        Storage::build(bytes.len() as u64, |line| {
+            if let Some(chunk) = chunks.next() {
+                line[..chunk.len()].copy_from_slice(chunk);
+            }
+        })
+    }
+
+    fn zeroed(len: u64) -> Result<Storage, AllocError> {
+        Storage::build(len, |_| {})
     }
 
     /// The buffer's words.
@@ -71,31 +96,6 @@ impl Storage {
         // (`repr(C)`, its size equals its alignment), so the lines are
         // `LINE_WORDS * lines.len() >= count` consecutive words.
         unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<AtomicU64>(), self.count) }
-    }
-
-    /// A copy of `bytes`, a line at a time (buffers of the benchmark
-    /// workloads are 64 MiB; byte by byte took longer than their launch).
-    fn copy_of(bytes: &[u8]) -> Result<Storage, AllocError> {
-        let len = bytes.len() as u64;
-        let count = bytes.len().div_ceil(WORD_BYTES as usize);
-        let mut lines = Vec::new();
-        lines
-            .try_reserve_exact(count.div_ceil(LINE_WORDS))
-            .map_err(|_| AllocError { bytes: len })?;
-        const LINE_BYTES: usize = LINE_WORDS * WORD_BYTES as usize;
-        for chunk in bytes.chunks(LINE_BYTES) {
-            let mut line = [0u8; LINE_BYTES];
-            line[..chunk.len()].copy_from_slice(chunk);
-            lines.push(Line(std::array::from_fn(|i| {
-                let word = &line[i * WORD_BYTES as usize..(i + 1) * WORD_BYTES as usize];
-                AtomicU64::new(u64::from_le_bytes(word.try_into().expect("8 bytes")))
-            })));
-        }
-        Ok(Storage { lines, count, len })
-    }
-
-    fn zeroed(len: u64) -> Result<Storage, AllocError> {
-        Storage::from_bytes(len, std::iter::empty())
     }
 
     pub(crate) fn len(&self) -> u64 {
@@ -200,11 +200,15 @@ impl Storage {
         }
     }
 
-    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        self.words()
-            .iter()
-            .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
-            .take(usize::try_from(self.len).unwrap_or(usize::MAX))
+    /// A copy of the bytes.
+    fn bytes(&self) -> Vec<u8> {
+        let words = self.words();
+        let mut out = Vec::with_capacity(words.len() * WORD_BYTES as usize);
+        for word in words {
+            out.extend_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        out.truncate(usize::try_from(self.len).unwrap_or(usize::MAX));
+        out
     }
 }
 
@@ -336,30 +340,20 @@ impl Buffer {
     /// The whole elements the buffer holds as `T` (a trailing partial
     /// element is left out): `buffer.to_vec::<f32>()`.
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
-        let mut values = Vec::with_capacity((self.storage.len / T::BYTES as u64) as usize);
-        let mut element = [0u8; 8];
-        let mut filled = 0;
-        for byte in self.storage.bytes() {
-            element[filled] = byte;
-            filled += 1;
-            if filled == T::BYTES {
-                values.push(T::from_bits(u64::from_le_bytes(element)));
-                element = [0; 8];
-                filled = 0;
-            }
-        }
-        values
+        self.storage
+            .bytes()
+            .chunks_exact(T::BYTES)
+            .map(|bytes| {
+                let mut element = [0u8; 8];
+                element[..T::BYTES].copy_from_slice(bytes);
+                T::from_bits(u64::from_le_bytes(element))
+            })
+            .collect()
     }
 
     /// A copy of the bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let words = self.storage.words();
-        let mut out = Vec::with_capacity(words.len() * WORD_BYTES as usize);
-        for word in words {
-            out.extend_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
-        }
-        out.truncate(usize::try_from(self.storage.len).unwrap_or(usize::MAX));
-        out
+        self.storage.bytes()
     }
 
     /// Copies the first `out.len()` bytes into `out` (zeros past the end).

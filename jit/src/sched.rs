@@ -478,15 +478,11 @@ pub(crate) unsafe fn run_loop(
                     // workgroup here) returns at once, which is its meaning
                     // when the warp is the only one.
                     unsafe { entry(ctx) };
-                    // Branches, not a select: `first` then stays out of the
-                    // loop's critical path (most warps never fault).
-                    if ctx.first_fault_kind != abi::FAULT_NONE {
-                        note_first_fault(index, &mut first);
-                    }
-                    if ctx.out_of_fuel != 0 || cancel.load(Ordering::Relaxed) {
+                    note_fault(ctx, index, &mut first);
+                    if let Err(stop) = check(ctx, index, cancel) {
                         return LoopOutcome {
                             done,
-                            stop: check(ctx, index, cancel).err(),
+                            stop: Some(stop),
                             first_faulting: first,
                         };
                     }
@@ -545,17 +541,19 @@ fn with_phase_state<R>(
     })
 }
 
-/// Records warp `index`, which faulted, as the first to fault if none did before.
-#[cold]
-fn note_first_fault(index: usize, first_faulting: &mut Option<usize>) {
-    if first_faulting.is_none() {
-        *first_faulting = Some(index);
+/// Records warp `index` as the first to fault if it faulted and none did
+/// before. Branches, not a select: `first_faulting` then stays off the
+/// critical path of the warp loop (most warps never fault).
+#[inline(always)]
+fn note_fault(ctx: &WarpContext, index: usize, first_faulting: &mut Option<usize>) {
+    if ctx.first_fault_kind != abi::FAULT_NONE {
+        note_first_fault(index, first_faulting);
     }
 }
 
-/// Records warp `index` as the first to fault if it faulted and none did before.
-fn note_fault(ctx: &WarpContext, index: usize, first_faulting: &mut Option<usize>) {
-    if first_faulting.is_none() && ctx.first_fault_kind != crate::abi::FAULT_NONE {
+#[cold]
+fn note_first_fault(index: usize, first_faulting: &mut Option<usize>) {
+    if first_faulting.is_none() {
         *first_faulting = Some(index);
     }
 }

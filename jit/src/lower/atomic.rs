@@ -215,7 +215,7 @@ fn by_shape<'ctx>(
         // SAFETY (for LLVM): first < 32 indexes the 32-element copy.
         let slot = unsafe { b.build_gep(off_t, offsets, &[first64], "")? };
         let at = b.build_load(off_t, slot, "")?.into_int_value();
-        let same = active_lanes_equal(fl, lanes.mask, e.splat(at.into())?, lanes.offsets)?;
+        let same = active_lanes_equal(e, lanes.mask, e.splat(at.into())?, lanes.offsets)?;
         // No lane: the loop, which touches nothing.
         let same = b.build_and(same, any_lane(fl, bits)?, "")?;
         b.build_conditional_branch(same, one_bb, loop_bb)?;

@@ -299,12 +299,11 @@ fn lane_at<'ctx>(
 
 /// Whether every active lane of `m` has `actual` equal to `expected`.
 pub(super) fn active_lanes_equal<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
+    e: &Emit<'ctx, '_>,
     m: V<'ctx>,
     expected: V<'ctx>,
     actual: V<'ctx>,
 ) -> Result<IntValue<'ctx>, JitError> {
-    let e = fl.e;
     let b = &e.b;
     let same = b.build_int_compare(IntPredicate::EQ, expected, actual, "")?;
     let differ = b.build_and(m, b.build_not(same, "")?, "")?;
@@ -571,7 +570,7 @@ fn address_shape<'ctx>(
     let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
     // Some lane is active and every active lane's address is `v`'s.
     let all_active = |v: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
-        Ok(b.build_and(active_lanes_equal(fl, m, v, addr)?, some, "")?)
+        Ok(b.build_and(active_lanes_equal(e, m, v, addr)?, some, "")?)
     };
     let uniform = all_active(e.splat(at_w.into())?)?;
     // Lane l's expected address, modulo 2^w: at + (l - first) * size.

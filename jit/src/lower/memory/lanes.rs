@@ -19,8 +19,8 @@
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
 use super::{
-    aligned_inside, broadcast_components, elem_vec, fault_routine, inside_memory, join_components,
-    Span, V,
+    active_lanes_equal, aligned_inside, broadcast_components, elem_vec, fault_routine,
+    inside_memory, join_components, Span, V,
 };
 use crate::abi;
 use crate::emit::{Emit, LANES};
@@ -449,14 +449,7 @@ fn packed_run<'ctx>(
         b.build_int_mul(ranks, size32, "")?,
         "",
     )?;
-    let same = b.build_int_compare(IntPredicate::EQ, expected, v.addr, "")?;
-    let differ = b.build_and(mask, b.build_not(same, "")?, "")?;
-    let packed = b.build_int_compare(
-        IntPredicate::EQ,
-        e.mask_to_bits(differ)?,
-        e.i32().const_zero(),
-        "",
-    )?;
+    let packed = active_lanes_equal(e, mask, expected, v.addr)?;
     // In 64 bits the last element is at `at + (count - 1) * size` (no
     // wrap), inside the memory; `at` aligned.
     let count: IntValue = e
@@ -582,15 +575,7 @@ fn address_shape<'ctx>(
     let last32 = b.build_extract_element(v.addr, last, "")?.into_int_value();
     // Some lane is active and every active lane's address is `expected`'s.
     let all_active = |expected: V<'ctx>| -> Result<IntValue<'ctx>, JitError> {
-        let same = b.build_int_compare(IntPredicate::EQ, expected, v.addr, "")?;
-        let differ = b.build_and(mask, b.build_not(same, "")?, "")?;
-        let none = b.build_int_compare(
-            IntPredicate::EQ,
-            e.mask_to_bits(differ)?,
-            e.i32().const_zero(),
-            "",
-        )?;
-        Ok(b.build_and(none, some, "")?)
+        Ok(b.build_and(active_lanes_equal(e, mask, expected, v.addr)?, some, "")?)
     };
     let uniform = all_active(e.splat(at32.into())?)?;
     // Lane l's expected address, modulo 2^32: at + (l - first) * size.

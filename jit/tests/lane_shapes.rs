@@ -140,6 +140,7 @@ kernel @main workgroup(64) {
     if %stop {
       break
     }
+    %e_in = add $e, 0
     $e = add $e, 1
   }
   %j_after = add $j, 0
@@ -160,7 +161,9 @@ kernel @main workgroup(64) {
     assert_eq!(any("k_after"), UNIFORM);
     // Assigned under a varying condition: varying after the if.
     assert_eq!(any("d_after"), VARYING);
-    // Assigned in a loop that lanes leave at different iterations.
+    // Assigned in a loop that lanes leave at different iterations: the
+    // lanes still in it are in one iteration, but after it they differ.
+    assert_eq!(any("e_in"), UNIFORM);
     assert_eq!(any("e_after"), VARYING);
 }
 
@@ -192,6 +195,98 @@ kernel @main workgroup(64) {
     let any = |name: &str| shape_of(&m, IdLayout::Any, name);
     assert_eq!(any("top"), VARYING);
     assert_eq!(any("done"), VARYING);
+}
+
+/// A grid-stride loop that lanes leave at different iterations, by its
+/// bound and by a data-dependent `break`: the loop's index stays affine and
+/// its iteration count uniform inside the loop, so its loads and stores are
+/// consecutive; after the loop both vary, and a variable assigned under a
+/// varying `if` in the loop varies at the top of the next iteration.
+const GRID_STRIDE: &str = "
+param %n: i32
+param %base: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  var $i: i32
+  var $k: i32
+  var $m: i32
+  %g = global_id.x
+  %size = workgroup_size.x
+  %groups = num_workgroups.x
+  %stride = mul %size, %groups
+  $i = mov %g
+  loop {
+    %done = cmp.ge.u $i, %n
+    if %done {
+      break
+    }
+    %a = shl $i, 2
+    %at = add %a, %base
+    %v = load.u32 @src, %at
+    %m_top = add $m, 0
+    %w0 = add %v, $k
+    %w = add %w0, %m_top
+    store.u32 @dst, %at, %w
+    $k = add $k, 1
+    %low = and %v, 7
+    %small = cmp.eq %low, 3
+    if %small {
+      $m = add $m, %v
+    }
+    %rare = cmp.eq %low, 5
+    if %rare {
+      break
+    }
+    $i = add $i, %stride
+  }
+  %ga = shl %g, 2
+  %out = add %ga, 3072
+  %back = and $i, 255
+  %back4 = shl %back, 2
+  %r = load.u32 @src, %back4
+  %i_after = add $i, %r
+  %k_after = add %i_after, $k
+  store.u32 @dst, %out, %k_after
+}
+";
+
+#[test]
+fn grid_stride_loops_keep_their_shapes_inside_the_loop() {
+    let m = module(GRID_STRIDE);
+    let rows = |name: &str| shape_of(&m, IdLayout::WarpInOneRow, name);
+    assert_eq!(rows("a"), affine(4));
+    assert_eq!(rows("m_top"), VARYING);
+    assert_eq!(rows("w0"), VARYING);
+    assert_eq!(rows("back"), VARYING);
+    assert_eq!(rows("k_after"), VARYING);
+    assert_eq!(shape_of(&m, IdLayout::Any, "a"), VARYING);
+
+    let shapes = [
+        ([3, 1, 1], [64, 1, 1]),
+        // 1-D with a partial last warp.
+        ([2, 1, 1], [40, 1, 1]),
+        // 2-D with rows of 40: the index is not affine.
+        ([1, 1, 1], [40, 2, 1]),
+    ];
+    // 4096 bytes of source: 1024 words; the destination's last 1024 bytes
+    // hold what each invocation saw after the loop.
+    let buffers = vec![pattern(4096, 31), pattern(4096, 37)];
+    let params: Vec<Vec<u64>> = [
+        // Several rounds, the last one partial.
+        (700u64, 0u64),
+        (191, 0),
+        // Unaligned base: rounded down.
+        (300, 2),
+        // The last rounds run past the end of the source.
+        (1000, 1024),
+        (0, 0),
+    ]
+    .iter()
+    .map(|(n, b)| vec![*n, *b])
+    .collect();
+    same_as_interpreter(GRID_STRIDE, &shapes, &params, &buffers);
 }
 
 /// Runs `@main` on the interpreter and on the JIT at every target (compiled

@@ -78,9 +78,22 @@ pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<
     let base = e
         .load_invariant(spans, at, ptr_t.into(), 8)?
         .into_pointer_value();
-    let len = e
-        .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
-        .into_int_value();
+    let len = match mem {
+        // Every workgroup's shared array has its declared size: as a
+        // constant, it lets LLVM drop bounds tests that the address's range
+        // already passes (a byte times 4 into 256 counters).
+        MemRef::Shared(s) => {
+            let decl = fl
+                .module
+                .shared
+                .get(s as usize)
+                .ok_or_else(|| JitError::Internal(format!("no shared array {s}")))?;
+            e.i64().const_int(u64::from(decl.size), false)
+        }
+        _ => e
+            .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+            .into_int_value(),
+    };
     Ok(Span {
         base,
         len,

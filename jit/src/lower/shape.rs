@@ -7,10 +7,12 @@
 //! defines them, where the active lanes are a subset of those at the
 //! definition, so a shape stays true at every use. Variables are tracked
 //! per program point; where lanes that took different paths meet again
-//! (after an `if` on a varying condition, after or at the top of a loop
-//! that some lanes leave or skip on a varying condition, after an
-//! `ordered` section), every variable assigned on those paths becomes
-//! [`LaneShape::Varying`].
+//! (after an `if` on a varying condition, after a loop that some lanes
+//! leave or skip on a varying condition, at the top of one that some lanes
+//! skip to, after an `ordered` section), every variable assigned on those
+//! paths becomes [`LaneShape::Varying`]. Lanes that leave a loop early do
+//! not meet the others inside it: those that stay are all in one
+//! iteration.
 //!
 //! Workgroup IDs depend on the launch's workgroup size, which is not known
 //! at compile time, so a function is analysed under an [`IdLayout`]: the
@@ -187,7 +189,13 @@ struct LoopFrame {
     /// The divergence depth at the loop: a `break` or `continue` deeper
     /// than this is taken by some lanes only.
     depth: u32,
-    divergent: bool,
+    /// Some lanes leave while others stay: after the loop, lanes hold
+    /// values of different iterations. Inside it, the lanes that stay are
+    /// all in the same iteration, so this changes no shape there.
+    divergent_break: bool,
+    /// Some lanes skip to the next iteration while others run on: at the
+    /// top of the loop, lanes that took different paths meet.
+    divergent_continue: bool,
 }
 
 struct Analysis<'a> {
@@ -248,12 +256,12 @@ impl Analysis<'_> {
             Stmt::Break { .. } | Stmt::Continue { .. } => {
                 let depth = self.divergence;
                 if let Some(frame) = self.loops.last_mut() {
-                    if depth > frame.depth {
-                        frame.divergent = true;
-                    }
+                    let divergent = depth > frame.depth;
                     let target = if matches!(s, Stmt::Break { .. }) {
+                        frame.divergent_break |= divergent;
                         &mut frame.exits
                     } else {
+                        frame.divergent_continue |= divergent;
                         &mut frame.next
                     };
                     merge_into(target, vars);
@@ -294,7 +302,8 @@ impl Analysis<'_> {
                 exits: None,
                 next: None,
                 depth: self.divergence,
-                divergent: false,
+                divergent_break: false,
+                divergent_continue: false,
             });
             let mut end = header.clone();
             self.block(body, &mut end);
@@ -304,7 +313,7 @@ impl Analysis<'_> {
             if let Some(c) = &frame.next {
                 merge_vars(&mut next, c);
             }
-            if frame.divergent {
+            if frame.divergent_continue {
                 make_varying(&mut next, &assigned);
             }
             if next == header {
@@ -314,7 +323,7 @@ impl Analysis<'_> {
                 if let Some(x) = &frame.exits {
                     merge_vars(&mut after, x);
                 }
-                if frame.divergent {
+                if frame.divergent_break || frame.divergent_continue {
                     make_varying(&mut after, &assigned);
                 }
                 *vars = after;

@@ -589,3 +589,45 @@ fn bad_options_give_one_line_naming_the_option() {
     let err = fails(&dir, &["run", "no-such-file.warp"]);
     assert!(err.contains("no-such-file.warp"), "{err}");
 }
+
+/// With `WARPJIT_PERF_MAP` set, a run leaves `/tmp/perf-PID.map` naming the
+/// kernel's code for `perf`; without it, no map.
+#[test]
+fn a_run_with_the_perf_map_variable_writes_perf_names_for_the_kernel() {
+    let run = |map: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_warpjit"));
+        command
+            .args(["run", "examples/reduce_shuffle_xor.warp"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("WARPJIT_PERF_MAP");
+        if let Some(value) = map {
+            command.env("WARPJIT_PERF_MAP", value);
+        }
+        let child = command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the warpjit binary starts");
+        let path = format!("/tmp/perf-{}.map", child.id());
+        let out = child.wait_with_output().expect("warpjit finishes");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let map = std::fs::read_to_string(&path).ok();
+        let _ = std::fs::remove_file(&path);
+        map
+    };
+    let map = run(Some("1")).expect("the map is written");
+    let kernel = map
+        .lines()
+        .find(|l| l.ends_with(" warpjit kernel.main"))
+        .unwrap_or_else(|| panic!("no kernel line in:\n{map}"));
+    let fields: Vec<&str> = kernel.split(' ').collect();
+    let start = u64::from_str_radix(fields[0], 16).expect("a hex start");
+    let size = u64::from_str_radix(fields[1], 16).expect("a hex size");
+    assert!(start > 0 && size > 0, "{kernel}");
+    assert_eq!(run(None), None);
+    assert_eq!(run(Some("0")), None);
+}

@@ -11,6 +11,7 @@
 //!   before with the same options.
 
 mod cache;
+mod perf_map;
 mod pipeline;
 
 use crate::abi::KernelFn;
@@ -255,9 +256,9 @@ fn compile_uncached(
         engine.add_global_mapping(&fault, record as usize);
     }
     let mut kernels = HashMap::new();
-    for (id, name) in kernel_names {
+    for (id, name) in &kernel_names {
         let addr = engine
-            .get_function_address(&name)
+            .get_function_address(name)
             .map_err(|e| JitError::Llvm(format!("kernel {name}: {e}")))?;
         if addr == 0 {
             return Err(JitError::Llvm(format!("kernel {name} has no code")));
@@ -267,6 +268,10 @@ fn compile_uncached(
         kernels.insert(id.0, f);
     }
     times.codegen = started.elapsed();
+    if perf_map::enabled() {
+        let names: Vec<String> = kernel_names.into_iter().map(|(_, n)| n).collect();
+        perf_map::record(module, opts, &engine, &names);
+    }
     Ok(Code {
         _engine: engine,
         _module: llmod,
@@ -319,5 +324,80 @@ impl CompiledModule {
     /// Where the time of the [`compile`] call that returned this went.
     pub fn compile_times(&self) -> CompileTimes {
         self.times
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The map names every function of the code, each at its place in the
+    /// engine: the kernels where the engine says they start, the module's
+    /// routine beside them.
+    #[test]
+    fn the_perf_map_places_every_function_of_the_engine() {
+        let text = "
+buffer @b[0]: u32
+kernel @first workgroup(32) {
+  %i = local_index
+  %a = shl %i, 2
+  %v = load.u32 @b, %a
+  %w = add %v, 1
+  store.u32 @b, %a, %w
+}
+kernel @second workgroup(32) {
+  %i = local_index
+  %a = shl %i, 3
+  %v = load.u32 @b, %a
+  store.u32 @b, %a, %v
+  %x = xor %a, 4
+  %y = load.u32 @b, %x
+  store.u32 @b, %x, %y
+}
+";
+        let parsed = warpjit_ir::text::parse(text).expect("parses");
+        let module = VerifiedModule::new(parsed).expect("verifies");
+        let opts = JitOptions::default();
+        let compiled = compile(&module, &opts).expect("compiles");
+        let kernels = ["kernel.first".to_string(), "kernel.second".to_string()];
+        let entries = perf_map::entries(&module, &opts, &compiled.code._engine, &kernels)
+            .expect("the map is built");
+        for kernel in &kernels {
+            let id = module
+                .find_function(kernel.trim_start_matches("kernel."))
+                .expect("declared");
+            let start = compiled.entry_point(id).expect("compiled") as usize;
+            let entry = entries
+                .iter()
+                .find(|e| &e.name == kernel)
+                .unwrap_or_else(|| panic!("{kernel} in {entries:?}"));
+            assert_eq!(entry.start, start, "{kernel}");
+            assert!(entry.size > 16, "{kernel}: {entry:?}");
+        }
+        let routines: Vec<_> = entries
+            .iter()
+            .filter(|e| e.name.starts_with("warpjit.lanes."))
+            .collect();
+        assert!(!routines.is_empty(), "{entries:?}");
+        // No two functions overlap.
+        let mut spans: Vec<_> = entries
+            .iter()
+            .map(|e| (e.start, e.start + e.size as usize))
+            .collect();
+        spans.sort();
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "{entries:?}");
+        let map = perf_map::lines(&entries);
+        assert_eq!(map.lines().count(), entries.len());
+        let first = entries
+            .iter()
+            .find(|e| e.name == "kernel.first")
+            .expect("named");
+        assert!(
+            map.contains(&format!(
+                "{:x} {:x} warpjit kernel.first\n",
+                first.start, first.size
+            )),
+            "{map}"
+        );
     }
 }

@@ -396,7 +396,17 @@ fn small_rem<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<
 }
 
 /// `a / b` (or `a % b` when not `quotient`) for divisors that are never
-/// zero (nor -1 under MIN when `signed`); 32-bit lanes through [`div32`].
+/// zero (nor -1 under MIN when `signed`); 32-bit lanes through [`div32`],
+/// other widths lane by lane.
+///
+/// Not LLVM's vector division: the divisor here is a select (the guard's,
+/// and often the program's own `min`/`max`/`select`), and LLVM 19 threads
+/// a vector division over a select's arms, folds an arm that is a constant
+/// with a zero lane to poison for all lanes, and keeps the other arm's
+/// quotient in every lane (`(lane / max.u(lane, 1))` became `lane`; fixed
+/// in later LLVM). Scalar divisions are threaded soundly. x86 has no
+/// vector integer division, so the machine code is 32 scalar divisions
+/// either way.
 fn divide<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: V<'ctx>,
@@ -413,7 +423,21 @@ fn divide<'ctx>(
         let (q, r) = div32(fl, a, b, signed)?;
         return Ok(if quotient { q } else { r });
     }
-    llvm_divide(fl, a, b, signed, quotient)
+    let e = fl.e;
+    let mut out = a.get_type().get_poison();
+    for lane in 0..LANES {
+        let at = e.i32().const_int(u64::from(lane), false);
+        let x = e.b.build_extract_element(a, at, "")?.into_int_value();
+        let y = e.b.build_extract_element(b, at, "")?.into_int_value();
+        let r = match (signed, quotient) {
+            (false, true) => e.b.build_int_unsigned_div(x, y, "")?,
+            (false, false) => e.b.build_int_unsigned_rem(x, y, "")?,
+            (true, true) => e.b.build_int_signed_div(x, y, "")?,
+            (true, false) => e.b.build_int_signed_rem(x, y, "")?,
+        };
+        out = e.b.build_insert_element(out, r, at, "")?;
+    }
+    Ok(out)
 }
 
 /// LLVM's own `a / b` (or `a % b`), for divisors that are never zero (nor

@@ -5,7 +5,7 @@ use super::{memory, FnLowering};
 use crate::abi::offsets;
 use crate::emit::LANES;
 use crate::JitError;
-use inkwell::values::{BasicValueEnum, IntValue, VectorValue};
+use inkwell::values::{BasicValueEnum, IntMathValue, IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use warpjit_ir::semantics::lane_mask;
 use warpjit_ir::{BinaryOp, Builtin, CmpOp, Dim, Inst, Op, Type, UnaryOp};
@@ -429,26 +429,21 @@ fn divide<'ctx>(
         let at = e.i32().const_int(u64::from(lane), false);
         let x = e.b.build_extract_element(a, at, "")?.into_int_value();
         let y = e.b.build_extract_element(b, at, "")?.into_int_value();
-        let r = match (signed, quotient) {
-            (false, true) => e.b.build_int_unsigned_div(x, y, "")?,
-            (false, false) => e.b.build_int_unsigned_rem(x, y, "")?,
-            (true, true) => e.b.build_int_signed_div(x, y, "")?,
-            (true, false) => e.b.build_int_signed_rem(x, y, "")?,
-        };
+        let r = llvm_divide(fl, x, y, signed, quotient)?;
         out = e.b.build_insert_element(out, r, at, "")?;
     }
     Ok(out)
 }
 
-/// LLVM's own `a / b` (or `a % b`), for divisors that are never zero (nor
-/// -1 under MIN when `signed`).
-fn llvm_divide<'ctx>(
+/// LLVM's own `a / b` (or `a % b`) of lanes or of one lane, for divisors
+/// that are never zero (nor -1 under MIN when `signed`).
+fn llvm_divide<'ctx, T: IntMathValue<'ctx>>(
     fl: &FnLowering<'ctx, '_>,
-    a: V<'ctx>,
-    b: V<'ctx>,
+    a: T,
+    b: T,
     signed: bool,
     quotient: bool,
-) -> Result<V<'ctx>, JitError> {
+) -> Result<T, JitError> {
     let e = fl.e;
     Ok(match (signed, quotient) {
         (false, true) => e.b.build_int_unsigned_div(a, b, "")?,

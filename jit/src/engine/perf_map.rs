@@ -61,18 +61,15 @@ pub(super) fn entries(
         let start = engine.get_function_address(kernel).ok()?;
         Some(start.wrapping_sub(*offset as usize))
     });
-    let base = bases.next();
-    let consistent = base.is_some() && bases.all(|b| Some(b) == base);
+    let first = bases.next();
+    let base = first.filter(|&b| bases.all(|other| other == b));
     Ok(functions
         .into_iter()
         .filter_map(|(name, offset, size)| {
-            let start = if consistent {
-                base?.wrapping_add(offset as usize)
-            } else {
-                engine
-                    .get_function_address(&name)
-                    .ok()
-                    .filter(|_| kernels.contains(&name))?
+            let start = match base {
+                Some(base) => base.wrapping_add(offset as usize),
+                None if kernels.contains(&name) => engine.get_function_address(&name).ok()?,
+                None => return None,
             };
             Some(Entry { start, size, name })
         })

@@ -13,6 +13,7 @@
 mod cache;
 mod perf_map;
 mod pipeline;
+mod ternlog_guard;
 
 use crate::abi::KernelFn;
 use crate::{lower, JitError, JitOptions, Target};
@@ -201,6 +202,9 @@ fn build_llvm_module<'ctx>(
             PassBuilderOptions::create(),
         )
         .map_err(|e| JitError::Llvm(e.to_string()))?;
+    if ternlog_guard::needed(&m.features) {
+        ternlog_guard::guard(cx, &llmod);
+    }
     times.lower = lowered - started;
     times.verify = verified - lowered;
     times.optimise = verified.elapsed();

@@ -19,6 +19,7 @@ kernel @main workgroup(64) {
   var $y: i32
   var $z: i32
   var $w: i64
+  var $v: i32
   %lane = lane_id
   %li = local_index
   %a = mul %li, 2654435761
@@ -27,6 +28,7 @@ kernel @main workgroup(64) {
   $x = mov %a
   $y = mov %a
   $z = mov %a
+  $v = mov %a
   %wa = cvt.u64.u32.trunc %a
   %wb = cvt.u64.u32.trunc %b
   %wc = shl %wb, 32
@@ -45,6 +47,11 @@ kernel @main workgroup(64) {
     %tu = and %b, %nu
     $z = or %ku, %tu
     $w = bfi $w, %wb, %lane, 40
+  } else {
+    %kv = and $v, %field
+    %nv = not %field
+    %tv = and %b, %nv
+    $v = or %kv, %tv
   }
   %base = mul %li, 24
   store.u32 @out, %base, $x
@@ -52,6 +59,8 @@ kernel @main workgroup(64) {
   store.u32 @out, %a1, $y
   %a2 = add %base, 8
   store.u32 @out, %a2, $z
+  %a4 = add %base, 12
+  store.u32 @out, %a4, $v
   %a3 = add %base, 16
   store.u64 @out, %a3, $w
 }
@@ -79,10 +88,14 @@ fn masked_bit_selects_with_a_field_in_memory_match_the_interpreter() {
         let a = li.wrapping_mul(2_654_435_761);
         let b = a ^ 0x5bd1_e995;
         let field = lane.wrapping_mul(0x0101_0101);
-        let (y, z) = if lane & 3 != 0 {
-            ((a & field) | (b & !field), (a & SELECTOR) | (b & !SELECTOR))
+        let (y, z, v) = if lane & 3 != 0 {
+            (
+                (a & field) | (b & !field),
+                (a & SELECTOR) | (b & !SELECTOR),
+                a,
+            )
         } else {
-            (a, a)
+            (a, a, (a & field) | (b & !field))
         };
         assert_eq!(
             word(li as usize * 6 + 1),

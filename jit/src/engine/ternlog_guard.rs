@@ -76,36 +76,37 @@ pub fn guard(cx: &Context, module: &Module) -> usize {
     guarded
 }
 
-/// Gives `select` an opaque copy of its fallback when the fallback is an
-/// input of the bitwise expression it selects; false if it leaves it alone.
+/// Gives `select` an opaque copy of one arm when that arm is an input of
+/// the bitwise expression in the other arm (either way round: the code
+/// generator inverts a mask to put the expression first); false if it
+/// leaves the select alone.
 fn guard_select(cx: &Context, builder: &Builder, select: InstructionValue) -> bool {
-    let (Some(chosen), Some(fallback)) = (operand(select, 1), operand(select, 2)) else {
-        return false;
-    };
-    let BasicValueEnum::VectorValue(fallback) = fallback else {
-        return false;
-    };
-    let ty = fallback.get_type();
-    let element_bits = match ty.get_element_type() {
-        BasicTypeEnum::IntType(t) => t.get_bit_width(),
-        BasicTypeEnum::FloatType(t) if t == cx.f32_type() => 32,
-        BasicTypeEnum::FloatType(t) if t == cx.f64_type() => 64,
-        _ => 0,
-    };
-    // vpternlog masks lanes of 32 or 64 bits only.
-    if !matches!(element_bits, 32 | 64) || fallback.is_const() {
-        return false;
-    }
-    let fallback_ref = strip_bitcasts(fallback.as_basic_value_enum()).as_value_ref();
-    let chosen = strip_bitcasts(chosen);
-    if !is_logic(chosen) || !reaches(chosen, fallback_ref, EXPRESSION_DEPTH) {
-        return false;
-    }
-    builder.position_before(&select);
-    let Some(copy) = opaque_copy(cx, builder, fallback, ty, element_bits) else {
-        return false;
-    };
-    select.set_operand(2, copy)
+    [(1, 2), (2, 1)].into_iter().any(|(expression, input)| {
+        let (Some(expr), Some(BasicValueEnum::VectorValue(arm))) =
+            (operand(select, expression), operand(select, input))
+        else {
+            return false;
+        };
+        let ty = arm.get_type();
+        let element_bits = match ty.get_element_type() {
+            BasicTypeEnum::IntType(t) => t.get_bit_width(),
+            BasicTypeEnum::FloatType(t) if t == cx.f32_type() => 32,
+            BasicTypeEnum::FloatType(t) if t == cx.f64_type() => 64,
+            _ => 0,
+        };
+        // vpternlog masks lanes of 32 or 64 bits only.
+        if !matches!(element_bits, 32 | 64) || arm.is_const() {
+            return false;
+        }
+        let arm_ref = strip_bitcasts(arm.as_basic_value_enum()).as_value_ref();
+        let expr = strip_bitcasts(expr);
+        if !is_logic(expr) || !reaches(expr, arm_ref, EXPRESSION_DEPTH) {
+            return false;
+        }
+        builder.position_before(&select);
+        opaque_copy(cx, builder, arm, ty, element_bits)
+            .is_some_and(|copy| select.set_operand(input, copy))
+    })
 }
 
 fn operand<'ctx>(inst: InstructionValue<'ctx>, index: u32) -> Option<BasicValueEnum<'ctx>> {

@@ -2,13 +2,15 @@
 //! by `warpjit fuzz`, or written by hand for hostile cases and tricky
 //! semantics) is replayed on every engine and must show no difference.
 //! Also: `warpjit fuzz` itself, seeded, is reproducible whatever the number
-//! of jobs.
+//! of jobs, and fuzzes the JIT's other targets and levels, which its
+//! reproducers record for `warpjit replay`.
 
 mod cli_support;
 
 use cli_support::{scratch, warpjit};
 use std::path::Path;
 use warpjit::fuzz::replay_dir;
+use warpjit_jit::Target;
 
 #[test]
 fn every_corpus_reproducer_replays_without_a_difference() {
@@ -59,5 +61,42 @@ fn a_seeded_campaign_is_the_same_with_one_job_or_two() {
     assert!(
         !dir.join("found").exists(),
         "no reproducers without findings"
+    );
+}
+
+#[test]
+fn a_campaign_compiles_for_the_target_and_level_it_is_given() {
+    let dir = scratch("fuzz-target", &[]);
+    let run = warpjit(
+        &dir,
+        &[
+            "fuzz", "--cases", "2", "--seed", "78", "--jobs", "1", "--target", "sse4.2", "-O", "1",
+            "--out", "found",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("JIT for sse4.2 at -O1"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("mismatches 0"), "{}", run.stdout);
+}
+
+#[test]
+fn a_replay_compiles_for_the_target_and_level_of_the_run_line() {
+    let program = "//! run: --grid 2 --sms 2 --target avx2 --opt-level 0 --buffer out=zeros:u32:64\n\
+                   buffer @out[0]: u32\n\
+                   kernel @main workgroup(32) {\n  %i = global_id.x\n  %a = shl %i, 2\n  store.u32 @out, %a, %i\n}\n";
+    let dir = scratch("replay-target", &[("program.warp", program)]);
+    let replay = replay_dir(&dir).expect("replays");
+    assert_eq!((replay.jit.target, replay.jit.opt_level), (Target::Avx2, 0));
+    assert!(!replay.differs());
+    let run = warpjit(&dir, &["replay", "."]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("JIT for avx2 at -O0\n"),
+        "{}",
+        run.stdout
     );
 }

@@ -239,6 +239,8 @@ fn fuzz_and_replay_refuse_bad_arguments_and_bad_reproducers() {
         (vec!["fuzz", "--jobs", "0"], "--jobs"),
         (vec!["fuzz", "--cases=-1"], "--cases"),
         (vec!["fuzz", "--reduce-time", "1e300h"], "--reduce-time"),
+        (vec!["fuzz", "--target", "avx3"], "--target"),
+        (vec!["fuzz", "-O", "4"], "--opt-level"),
     ] {
         let run = warpjit(&dir, &args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);

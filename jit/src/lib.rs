@@ -47,6 +47,17 @@ pub enum Target {
     Sse42,
 }
 
+impl Target {
+    /// The name the command line takes: `native`, `avx2` or `sse4.2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Native => "native",
+            Target::Avx2 => "avx2",
+            Target::Sse42 => "sse4.2",
+        }
+    }
+}
+
 /// How to compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JitOptions {

@@ -16,6 +16,11 @@ pub const EXIT_STILL_DIFFERS: u8 = 3;
 
 pub fn replay(args: &ReplayArgs) -> CommandResult {
     let replay = replay_dir(&args.dir)?;
+    out_line!(
+        "JIT for {} at -O{}",
+        replay.jit.target.name(),
+        replay.jit.opt_level
+    );
     for v in &replay.verdicts {
         let verdict = match v.finding {
             Some(kind) => format!("DIFFERS ({})", kind.name()),

@@ -13,6 +13,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use warpjit_ir::reduce::{reduce, Candidate, ReduceLimits};
 use warpjit_ir::VerifiedModule;
+use warpjit_jit::JitOptions;
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -29,6 +30,8 @@ pub struct CampaignOptions {
     pub stop_on_first: bool,
     /// Budget of the reduction of each finding.
     pub reduce: ReduceLimits,
+    /// The JIT's target and optimisation level.
+    pub jit: JitOptions,
 }
 
 /// What a finished campaign did.
@@ -149,7 +152,7 @@ fn worker(
     start: Instant,
     tx: &mpsc::Sender<Event>,
 ) {
-    let mut ws = Workspace::new();
+    let mut ws = Workspace::new(opts.jit);
     loop {
         if stop.load(Ordering::Relaxed) || opts.time.is_some_and(|t| start.elapsed() >= t) {
             return;
@@ -242,7 +245,7 @@ fn record(
         case_index: index,
         case_seed: fuzz_case.seed,
     };
-    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, &origin);
+    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, &origin, opts.jit);
     FoundCase {
         kind: finding.kind,
         case_index: index,

@@ -110,6 +110,8 @@ impl RunResult {
 /// threads alive between cases.
 #[derive(Default)]
 pub struct Workspace {
+    /// How the JIT engines compile (target and level; any workgroup).
+    jit: JitOptions,
     /// Keyed by machine and whether the backend is the JIT.
     runtimes: HashMap<(Machine, bool), Runtime>,
     compiled: Option<(Arc<VerifiedModule>, Result<CompiledModule, JitError>)>,
@@ -119,12 +121,20 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    pub fn new() -> Workspace {
-        Workspace::default()
+    /// A workspace whose JIT engines compile with `jit`'s target and level.
+    pub fn new(jit: JitOptions) -> Workspace {
+        Workspace {
+            jit: JitOptions {
+                whole_warps: false,
+                ..jit
+            },
+            ..Workspace::default()
+        }
     }
 
     fn runtime(&mut self, machine: Machine, jit: bool) -> Result<&Runtime, String> {
         // Each runtime keeps its SM threads; a few configurations suffice.
+        let jit_options = self.jit;
         if self.runtimes.len() >= MAX_RUNTIMES && !self.runtimes.contains_key(&(machine, jit)) {
             self.runtimes.clear();
         }
@@ -138,7 +148,7 @@ impl Workspace {
                     watchdog: Some(WATCHDOG),
                 };
                 let backend: Arc<dyn Backend> = if jit {
-                    Arc::new(JitBackend::new(JitOptions::default()))
+                    Arc::new(JitBackend::new(jit_options))
                 } else {
                     Arc::new(InterpreterBackend)
                 };
@@ -158,10 +168,9 @@ impl Workspace {
             // The code for any workgroup: the runtime engine runs the
             // whole-warp kind where the workgroup allows, so a campaign
             // that runs both engines compares both kinds.
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                warpjit_jit::compile(module, &JitOptions::default())
-            }))
-            .unwrap_or_else(|p| Err(JitError::Internal(format!("panic: {}", panic_text(&*p)))));
+            let options = self.jit;
+            let result = catch_unwind(AssertUnwindSafe(|| warpjit_jit::compile(module, &options)))
+                .unwrap_or_else(|p| Err(JitError::Internal(format!("panic: {}", panic_text(&*p)))));
             self.compiled = Some((Arc::clone(module), result));
         }
         &self.compiled.as_ref().expect("just set").1

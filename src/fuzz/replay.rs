@@ -7,6 +7,7 @@ use crate::run;
 use std::path::Path;
 use std::sync::Arc;
 use warpjit_ir::{text, VerifiedModule};
+use warpjit_jit::JitOptions;
 use warpjit_runtime::RuntimeConfig;
 
 /// One engine's verdict.
@@ -23,6 +24,8 @@ pub struct EngineVerdict {
 /// What a replay found.
 #[derive(Clone, Debug)]
 pub struct Replay {
+    /// How the JIT engines compiled (from the `//! run:` lines).
+    pub jit: JitOptions,
     pub verdicts: Vec<EngineVerdict>,
 }
 
@@ -33,7 +36,8 @@ impl Replay {
 }
 
 /// Runs `DIR/program.warp` with the launch of its `//! run:` lines (buffer
-/// files relative to DIR) on the reference and on every other engine.
+/// files relative to DIR; the JIT's `--target` and `--opt-level` from them
+/// too) on the reference and on every other engine.
 pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let file = dir.join("program.warp");
     let shown = file.display().to_string();
@@ -64,7 +68,7 @@ pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let names: Vec<String> = module.buffers.iter().map(|b| b.name.clone()).collect();
     let module = Arc::new(module);
     let sm_id = super::case::reads_sm_id(&module);
-    let mut ws = Workspace::new();
+    let mut ws = Workspace::new(plan.jit);
     let mut verdicts = Vec::new();
     for engine in Engine::ALL.into_iter().skip(1) {
         let m = effective_machine(engine, machine, sm_id);
@@ -77,5 +81,8 @@ pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
             report: describe(&names, "reference", &expected, engine.name(), &got),
         });
     }
-    Ok(Replay { verdicts })
+    Ok(Replay {
+        jit: plan.jit,
+        verdicts,
+    })
 }

@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! DIR/program.warp        the (reduced) program; its `//! run:` line
-//!                         gives the launch, with inputs from the files below
+//!                         gives the launch (and the JIT's target and level
+//!                         when not the defaults), with inputs from the
+//!                         files below
 //! DIR/input-NAME.bin      initial contents of buffer @NAME
 //! DIR/reference-NAME.bin  @NAME after the reference interpreter
 //! DIR/ENGINE-NAME.bin     @NAME after the engine that differs
@@ -18,6 +20,7 @@ use crate::values::format_hex;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use warpjit_ir::{Module, NumFormat, Type};
+use warpjit_jit::JitOptions;
 
 /// Where a finding came from.
 pub struct Origin {
@@ -34,6 +37,7 @@ pub fn write(
     launch: &Launch,
     finding: &Finding,
     origin: &Origin,
+    jit: JitOptions,
 ) -> Result<PathBuf, String> {
     let dir = root.join(format!("{}-{:016x}", finding.kind.name(), origin.case_seed));
     let header = format!(
@@ -46,7 +50,7 @@ pub fn write(
         origin.case_seed,
         dir.display(),
     );
-    write_program(&dir, module, launch, finding.machine, &header)?;
+    write_program(&dir, module, launch, finding.machine, jit, &header)?;
     let io = |e: std::io::Error, what: &Path| format!("cannot write {}: {e}", what.display());
     let write_file = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
@@ -73,7 +77,8 @@ pub fn write(
     write_file("diff.txt", diff.as_bytes())?;
     let readme = format!(
         "# {} found by `warpjit fuzz`\n\n\
-         Engine `{}` differs from the reference interpreter on {} SM(s) with {} warp slots each.\n\
+         Engine `{}` differs from the reference interpreter on {} SM(s) with {} warp slots each; \
+         the JIT compiled for target `{}` at optimisation level {}.\n\
          Found by `warpjit fuzz --seed {}` as case {} (case seed {:#x}), then reduced.\n\n\
          - `program.warp`: the program; its `//! run:` line is the launch \
          (`cd` here and `warpjit run program.warp` runs it on the interpreter)\n\
@@ -85,6 +90,8 @@ pub fn write(
         finding.engine.name(),
         finding.machine.sm_count,
         finding.machine.warps_per_sm,
+        jit.target.name(),
+        jit.opt_level,
         origin.campaign_seed,
         origin.case_index,
         origin.case_seed,
@@ -113,6 +120,7 @@ pub fn write_program(
     module: &Module,
     launch: &Launch,
     machine: Machine,
+    jit: JitOptions,
     header: &str,
 ) -> Result<(), String> {
     let io = |e: std::io::Error, what: &Path| format!("cannot write {}: {e}", what.display());
@@ -123,16 +131,22 @@ pub fn write_program(
     }
     let program = format!(
         "{header}{}\n{}",
-        run_directive(module, launch, machine),
+        run_directive(module, launch, machine, jit),
         warpjit_ir::text::print(module)
     );
     let path = dir.join("program.warp");
     std::fs::write(&path, program).map_err(|e| io(e, &path))
 }
 
-/// The `//! run:` line of a launch: geometry, machine, fuel, parameters as
-/// bit patterns and buffers from the `input-*.bin` files.
-pub fn run_directive(module: &Module, launch: &Launch, machine: Machine) -> String {
+/// The `//! run:` line of a launch: geometry, machine, fuel, the JIT's
+/// target and level where they are not the defaults, parameters as bit
+/// patterns and buffers from the `input-*.bin` files.
+pub fn run_directive(
+    module: &Module,
+    launch: &Launch,
+    machine: Machine,
+    jit: JitOptions,
+) -> String {
     let dims = |d: [u32; 3]| format!("{},{},{}", d[0], d[1], d[2]);
     let mut line = format!(
         "//! run: --grid {} --workgroup {} --sms {} --warps-per-sm {} --fuel {FUEL}",
@@ -141,6 +155,13 @@ pub fn run_directive(module: &Module, launch: &Launch, machine: Machine) -> Stri
         machine.sm_count,
         machine.warps_per_sm,
     );
+    let defaults = JitOptions::default();
+    if jit.target != defaults.target {
+        let _ = write!(line, " --target {}", jit.target.name());
+    }
+    if jit.opt_level != defaults.opt_level {
+        let _ = write!(line, " --opt-level {}", jit.opt_level);
+    }
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {
             Type::Bool => (if *bits & 1 == 1 { "true" } else { "false" }).to_string(),
@@ -155,4 +176,38 @@ pub fn run_directive(module: &Module, launch: &Launch, machine: Machine) -> Stri
         let _ = write!(line, " --buffer {0}=file:input-{0}.bin:u8", b.name);
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpjit_jit::Target;
+
+    #[test]
+    fn the_run_line_names_the_jit_target_and_level_only_when_not_the_defaults() {
+        let module =
+            warpjit_ir::text::parse("buffer @out[0]: u32\nkernel @main {\n}\n").expect("parses");
+        let launch = Launch {
+            grid: [1, 1, 1],
+            workgroup: [32, 1, 1],
+            params: vec![],
+            buffers: vec![vec![0; 4]],
+        };
+        let machine = Machine {
+            sm_count: 2,
+            warps_per_sm: 8,
+        };
+        let line = |jit| run_directive(&module, &launch, machine, jit);
+        let plain = line(JitOptions::default());
+        assert!(
+            !plain.contains("--target") && !plain.contains("--opt-level"),
+            "{plain}"
+        );
+        let other = line(JitOptions {
+            target: Target::Sse42,
+            opt_level: 0,
+            ..JitOptions::default()
+        });
+        assert!(other.contains(" --target sse4.2 --opt-level 0 "), "{other}");
+    }
 }

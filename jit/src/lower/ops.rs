@@ -824,6 +824,12 @@ fn binary<'ctx>(
 }
 
 /// IEEE minimumNumber / maximumNumber: NaN loses, -0 < +0.
+///
+/// `a` is chosen by one unordered compare ("`a` is smaller, or `b` is
+/// NaN") rather than by an ordered compare and a separate select for a
+/// NaN `b`: LLVM 19's `instcombine` merges that pair of selects wrongly
+/// when `b` is `0.0` and `a` is `abs x` (`min(abs x, 0.0)` became `abs x`
+/// for negative `x`).
 fn min_max<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     is_min: bool,
@@ -833,24 +839,13 @@ fn min_max<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let fcmp = |p: FloatPredicate, x: V<'ctx>, y: V<'ctx>| e.b.build_float_compare(p, x, y, "");
-    let a_wins = fcmp(
-        if is_min {
-            FloatPredicate::OLT
-        } else {
-            FloatPredicate::OGT
-        },
-        a,
-        b,
-    )?;
-    let b_wins = fcmp(
-        if is_min {
-            FloatPredicate::OLT
-        } else {
-            FloatPredicate::OGT
-        },
-        b,
-        a,
-    )?;
+    let (b_wins, a_wins_or_b_nan) = if is_min {
+        (FloatPredicate::OLT, FloatPredicate::UGT)
+    } else {
+        (FloatPredicate::OGT, FloatPredicate::ULT)
+    };
+    let b_wins = fcmp(b_wins, b, a)?;
+    let a_wins_or_b_nan = fcmp(a_wins_or_b_nan, b, a)?;
     // Equal (including +0 / -0): OR of the bits picks -0 for min, AND +0 for max.
     let ab = to_bits(fl, a, ty)?;
     let bb = to_bits(fl, b, ty)?;
@@ -861,9 +856,7 @@ fn min_max<'ctx>(
     };
     let tie = from_bits(fl, tie, ty)?;
     let r = select(fl, b_wins, b, tie)?;
-    let r = select(fl, a_wins, a, r)?;
-    let b_nan = fcmp(FloatPredicate::UNO, b, b)?;
-    let r = select(fl, b_nan, a, r)?;
+    let r = select(fl, a_wins_or_b_nan, a, r)?;
     let a_nan = fcmp(FloatPredicate::UNO, a, a)?;
     select(fl, a_nan, b, r)
 }

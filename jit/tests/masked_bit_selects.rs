@@ -107,5 +107,10 @@ fn masked_bit_selects_with_a_field_in_memory_match_the_interpreter() {
             z,
             "uniform select of invocation {li}"
         );
+        assert_eq!(
+            word(li as usize * 6 + 3),
+            v,
+            "else-branch select of invocation {li}"
+        );
     }
 }

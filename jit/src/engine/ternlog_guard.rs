@@ -56,24 +56,20 @@ pub fn needed(features: &str) -> bool {
 }
 
 /// Rewrites every select of `module` that could become the miscompiled
-/// merge. Returns how many it rewrote.
-pub fn guard(cx: &Context, module: &Module) -> usize {
+/// merge.
+pub fn guard(cx: &Context, module: &Module) {
     let builder = cx.create_builder();
-    let mut guarded = 0;
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
             let mut next = block.get_first_instruction();
             while let Some(inst) = next {
                 next = inst.get_next_instruction();
-                if inst.get_opcode() == InstructionOpcode::Select
-                    && guard_select(cx, &builder, inst)
-                {
-                    guarded += 1;
+                if inst.get_opcode() == InstructionOpcode::Select {
+                    guard_select(cx, &builder, inst);
                 }
             }
         }
     }
-    guarded
 }
 
 /// Gives `select` an opaque copy of one arm when that arm is an input of

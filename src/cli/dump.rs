@@ -1,10 +1,10 @@
 //! `warpjit dump --llvm|--asm FILE`: the code the JIT generates for a file.
 
+use super::jit_args::JitArgs;
 use super::{read_source, CommandResult, Failure};
 use std::path::PathBuf;
 use std::time::Instant;
 use warpjit_ir::{text, VerifiedModule};
-use warpjit_jit::{JitOptions, Target};
 
 #[derive(clap::Args, Debug)]
 pub struct DumpArgs {
@@ -17,18 +17,8 @@ pub struct DumpArgs {
     /// Print the machine code as assembly.
     #[arg(long)]
     asm: bool,
-    /// LLVM optimisation level.
-    #[arg(
-        short = 'O',
-        long = "opt-level",
-        value_name = "0-3",
-        default_value_t = 2,
-        value_parser = clap::value_parser!(u8).range(0..=3)
-    )]
-    opt_level: u8,
-    /// Instruction set: native (everything the host has), avx2 or sse4.2.
-    #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
-    target: Target,
+    #[command(flatten)]
+    jit: JitArgs,
     /// Which code to show: for workgroups of whole warps (a multiple of 32
     /// invocations) or for any workgroup. The JIT compiles each kind when a
     /// launch first needs it; the default is the kind the kernels' declared
@@ -58,11 +48,7 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
             .kernels()
             .all(|(id, _)| warpjit_jit::declared_whole_warps(&module, id)),
     };
-    let options = JitOptions {
-        opt_level: args.opt_level,
-        target: args.target,
-        whole_warps,
-    };
+    let options = args.jit.options(whole_warps);
     let started = Instant::now();
     let compiled = warpjit_jit::compile(&module, &options)
         .map_err(|e| format!("{file}: cannot compile: {e}"))?;

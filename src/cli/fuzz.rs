@@ -1,5 +1,6 @@
 //! `warpjit fuzz`: a differential fuzz campaign (see docs/fuzzing.md).
 
+use super::jit_args::JitArgs;
 use super::{CommandResult, Failure};
 use crate::fuzz::campaign::{FoundCase, Progress};
 use crate::fuzz::compare::FindingKind;
@@ -9,7 +10,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use warpjit_ir::reduce::ReduceLimits;
-use warpjit_jit::{JitOptions, Target};
 
 #[derive(clap::Args, Debug)]
 pub struct FuzzArgs {
@@ -36,18 +36,8 @@ pub struct FuzzArgs {
     /// Time budget for reducing each finding: `30s`, `2m` or seconds (0: do not reduce).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
     reduce_time: Duration,
-    /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
-    #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
-    target: Target,
-    /// JIT optimisation level.
-    #[arg(
-        short = 'O',
-        long = "opt-level",
-        value_name = "0-3",
-        default_value_t = JitOptions::default().opt_level,
-        value_parser = clap::value_parser!(u8).range(0..=3)
-    )]
-    opt_level: u8,
+    #[command(flatten)]
+    jit: JitArgs,
 }
 
 /// Exit status when the campaign found differences.
@@ -74,17 +64,13 @@ pub fn fuzz(args: &FuzzArgs) -> CommandResult {
             max_attempts: if args.reduce_time.is_zero() { 0 } else { 2_000 },
             max_time: args.reduce_time,
         },
-        jit: JitOptions {
-            target: args.target,
-            opt_level: args.opt_level,
-            ..JitOptions::default()
-        },
+        jit: args.jit.options(false),
     };
     err_line!(
         "fuzz: seed {seed}, {jobs} job{}, JIT for {} at -O{}, {}{}; reproducers in {}",
         if jobs == 1 { "" } else { "s" },
-        args.target.name(),
-        args.opt_level,
+        args.jit.target.name(),
+        args.jit.opt_level,
         time.map_or(String::new(), |t| format!("for {}s", t.as_secs_f64())),
         args.cases.map_or(String::new(), |n| format!(
             "{}{n} cases",

@@ -30,6 +30,7 @@ mod check;
 mod dump;
 mod fmt;
 mod fuzz;
+mod jit_args;
 mod replay;
 mod run;
 

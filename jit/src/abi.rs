@@ -1,9 +1,9 @@
 //! The calling convention between compiled kernels and the code that runs them.
 //!
-//! Each kernel becomes one `extern "C" fn(*mut WarpContext)` that runs one
-//! warp of one workgroup to completion. Everything the warp reads from its
-//! surroundings and everything it reports back is in [`WarpContext`]; the
-//! compiled code reads and writes its fields at the byte offsets below, so
+//! Each kernel becomes one `extern "C" fn(*mut WarpContext, u64) -> u64`
+//! ([`KernelFn`]) that runs warps to completion, one context each.
+//! Everything a warp reads from its surroundings and everything it reports
+//! back is in [`WarpContext`]; the compiled code reads and writes its fields at the byte offsets below, so
 //! the layout is `#[repr(C)]` and must not change without the lowering.
 //!
 //! Masks are `u32` bit sets, bit `l` for lane `l`.
@@ -156,8 +156,11 @@ pub mod offsets {
     pub const SPAN_LEN: u64 = offset_of!(MemSpan, len) as u64;
 }
 
-/// The compiled entry point of a kernel: runs one warp.
-pub type KernelFn = unsafe extern "C" fn(*mut WarpContext);
+/// The compiled entry point of a kernel: runs the warps of `count`
+/// consecutive contexts in order and returns how many it ran. It returns
+/// early, after the warp, when a warp faulted (`first_fault_kind` set) or
+/// ran out of fuel, so the caller sees each such warp before the next runs.
+pub type KernelFn = unsafe extern "C" fn(contexts: *mut WarpContext, count: u64) -> u64;
 
 /// The runtime function a `barrier` with active lanes calls:
 /// `void warpjit_barrier(ptr ctx)`. It returns once the barrier has opened;

@@ -3,9 +3,10 @@
 //!
 //! Every IR function becomes an internal LLVM function
 //! `void(ptr ctx, <32 x i1> mask, args..., ptr results...)`; each kernel
-//! additionally gets an external entry `void(ptr ctx)` that starts it with
-//! the context's entry mask. Variables are zeroed entry-block allocas of
-//! their vector type, assigned with `select(mask, new, old)`.
+//! additionally gets an external entry `i64(ptr contexts, i64 count)` that
+//! runs it for consecutive warps, each from its context's entry mask.
+//! Variables are zeroed entry-block allocas of their vector type, assigned
+//! with `select(mask, new, old)`.
 //!
 //! Compiled for whole warps (`JitOptions::whole_warps`), a kernel starts
 //! with every lane active and live as constants instead of the context's
@@ -33,6 +34,7 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
 use loop_vars::Shadow;
 use memory::{AddressFacts, KnownAddress};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
@@ -100,33 +102,107 @@ pub fn lower_module<'ctx>(
         };
         FnLowering::lower(&e, module, i as u32, &funcs, &posted, start, may_demote)?;
     }
+    // A warp that runs no loop is short, and calling it costs as much as
+    // running it; a warp with a loop runs long enough that its call does
+    // not matter, and a loop around it costs LLVM more time to compile.
+    let runs = if any_stmt(module, |s| matches!(s, Stmt::Loop { .. })) {
+        WarpsPerCall::One
+    } else {
+        WarpsPerCall::All
+    };
     let mut kernels = Vec::new();
     for (id, f) in module.kernels() {
         let name = format!("kernel.{}", f.name);
-        let fty = cx.void_type().fn_type(&[ptr.into()], false);
-        let entry = llmod.add_function(&name, fty, Some(Linkage::External));
+        let entry = warp_entry(&e, &name, funcs[id.0 as usize], whole_warps, runs)?;
         for a in attrs {
             entry.add_attribute(AttributeLoc::Function, a);
         }
-        let bb = cx.append_basic_block(entry, "entry");
-        e.b.position_at_end(bb);
-        let ctxp = entry
-            .get_nth_param(0)
-            .ok_or_else(|| JitError::Internal("entry without context".into()))?
-            .into_pointer_value();
-        let bits = if whole_warps {
-            e.i32().const_all_ones()
-        } else {
-            e.load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
-                .into_int_value()
-        };
-        let mask = e.bits_to_mask(bits)?;
-        let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
-        e.b.build_call(funcs[id.0 as usize], &args, "")?;
-        e.b.build_return(None)?;
         kernels.push((id, name));
     }
     Ok(kernels)
+}
+
+/// How many of the contexts it is given a kernel's entry runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WarpsPerCall {
+    One,
+    All,
+}
+
+/// The external entry of a kernel (`abi::KernelFn`): runs `kernel` for
+/// the first of `count` consecutive contexts, or in a loop for each of
+/// them, and returns how many it ran. The loop stops after a warp that
+/// faulted or ran out of fuel, so the caller can look at it first. One
+/// call for a workgroup's warps instead of one per warp: for a short warp,
+/// the call, the frame and the caller's loop cost more than the warp.
+fn warp_entry<'ctx>(
+    e: &Emit<'ctx, '_>,
+    name: &str,
+    kernel: FunctionValue<'ctx>,
+    whole_warps: bool,
+    runs: WarpsPerCall,
+) -> Result<FunctionValue<'ctx>, JitError> {
+    let cx = e.cx;
+    let b = &e.b;
+    let ptr = cx.ptr_type(inkwell::AddressSpace::default());
+    let i64t = e.i64();
+    let fty = i64t.fn_type(&[ptr.into(), i64t.into()], false);
+    let entry = e.module.add_function(name, fty, Some(Linkage::External));
+    let param = |n: u32| {
+        entry
+            .get_nth_param(n)
+            .ok_or_else(|| JitError::Internal("entry without its parameters".into()))
+    };
+    let contexts = param(0)?.into_pointer_value();
+    let count = param(1)?.into_int_value();
+    let start = cx.append_basic_block(entry, "entry");
+    let body = cx.append_basic_block(entry, "warp");
+    let next = cx.append_basic_block(entry, "next");
+    let done = cx.append_basic_block(entry, "done");
+    let zero = i64t.const_zero();
+
+    b.position_at_end(start);
+    let none = b.build_int_compare(IntPredicate::EQ, count, zero, "none")?;
+    b.build_conditional_branch(none, done, body)?;
+
+    b.position_at_end(body);
+    let index = b.build_phi(i64t, "index")?;
+    let index_value = index.as_basic_value().into_int_value();
+    let stride = i64t.const_int(std::mem::size_of::<abi::WarpContext>() as u64, false);
+    let offset = b.build_int_mul(index_value, stride, "")?;
+    // SAFETY: the caller passes `count` consecutive contexts.
+    let ctxp = unsafe { b.build_gep(cx.i8_type(), contexts, &[offset], "ctx")? };
+    let bits = if whole_warps {
+        e.i32().const_all_ones()
+    } else {
+        e.load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
+            .into_int_value()
+    };
+    let mask = e.bits_to_mask(bits)?;
+    let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
+    b.build_call(kernel, &args, "")?;
+    let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
+    let stop = match runs {
+        WarpsPerCall::One => cx.bool_type().const_all_ones(),
+        WarpsPerCall::All => {
+            let fault = e.load_field(ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?;
+            let starved = e.load_field(ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?;
+            let either = b.build_or(fault.into_int_value(), starved.into_int_value(), "")?;
+            b.build_int_compare(IntPredicate::NE, either, e.i32().const_zero(), "stop")?
+        }
+    };
+    b.build_conditional_branch(stop, done, next)?;
+
+    b.position_at_end(next);
+    let more = b.build_int_compare(IntPredicate::ULT, ran, count, "more")?;
+    b.build_conditional_branch(more, body, done)?;
+    index.add_incoming(&[(&zero, start), (&ran, next)]);
+
+    b.position_at_end(done);
+    let result = b.build_phi(i64t, "ran")?;
+    result.add_incoming(&[(&zero, start), (&ran, body), (&ran, next)]);
+    b.build_return(Some(&result.as_basic_value()))?;
+    Ok(entry)
 }
 
 /// Where a function's masks start.

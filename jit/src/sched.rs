@@ -469,15 +469,22 @@ pub(crate) unsafe fn run_loop(
             }
             let mut first = None;
             for phase in 0..phases {
-                for (index, ctx) in contexts.iter_mut().enumerate() {
-                    if phased {
+                if phased {
+                    for ctx in contexts.iter_mut() {
                         ctx.phase = phase;
                     }
+                }
+                let mut start = 0;
+                while start < contexts.len() {
+                    let rest = &mut contexts[start..];
                     // SAFETY: as promised by the caller; `scheduler` is
                     // null, so a barrier (reachable only in a one-warp
                     // workgroup here) returns at once, which is its meaning
-                    // when the warp is the only one.
-                    unsafe { entry(ctx) };
+                    // when the warp is the only one. The entry returns
+                    // after a warp that faulted or ran out of fuel.
+                    let ran = unsafe { entry(rest.as_mut_ptr(), rest.len() as u64) };
+                    let index = start + (ran as usize).clamp(1, rest.len()) - 1;
+                    let ctx = &contexts[index];
                     note_fault(ctx, index, &mut first);
                     if let Err(stop) = check(ctx, index, cancel) {
                         return LoopOutcome {
@@ -486,6 +493,7 @@ pub(crate) unsafe fn run_loop(
                             first_faulting: first,
                         };
                     }
+                    start = index + 1;
                 }
             }
             if first.is_some() {
@@ -600,7 +608,7 @@ fn warp_coroutine(stack: DefaultStack) -> Warp {
             // context that nothing else touches until the warp yields.
             unsafe {
                 (*job.ctx).scheduler = (yielder as *const WarpYielder).cast::<c_void>();
-                (job.entry)(job.ctx);
+                (job.entry)(job.ctx, 1);
             }
             job = yielder.suspend(WarpEvent::Finished);
         }
@@ -828,8 +836,13 @@ mod tests {
         static STARVED: Cell<Option<u32>> = const { Cell::new(None) };
     }
 
-    /// A kernel with two barriers, as compiled code calls them.
-    unsafe extern "C" fn two_barriers(ctx: *mut WarpContext) {
+    /// A kernel with two barriers, as compiled code calls them; it runs
+    /// one warp, as the scheduler asks of a kernel with barriers.
+    unsafe extern "C" fn two_barriers(ctx: *mut WarpContext, count: u64) -> u64 {
+        // A panic cannot unwind out of an `extern "C"` function.
+        if count != 1 {
+            std::process::abort();
+        }
         let marker = 0u8;
         let at = std::ptr::addr_of!(marker) as usize;
         // SAFETY: the scheduler passes a live context.
@@ -839,13 +852,14 @@ mod tests {
             if phase == 0 && STARVED.get() == Some(warp) {
                 // SAFETY: as above.
                 unsafe { (*ctx).out_of_fuel = 1 };
-                return;
+                return 1;
             }
             if phase < 2 {
                 // SAFETY: as above.
                 unsafe { warpjit_barrier(ctx) };
             }
         }
+        1
     }
 
     fn contexts(warps: u32) -> Vec<WarpContext> {

@@ -168,6 +168,73 @@ fn faults_in_the_middle_of_runs_are_reported_as_the_interpreter_does() {
     }
 }
 
+/// No barrier and no loop, so the JIT runs a workgroup's eight warps in
+/// one call of its entry: in workgroups `%a` and `%b` (of 256 threads),
+/// lanes 29-31 of warp 5 store past the end of `@data` and those of warp 2
+/// then load past it; every lane then writes its global id, warps after
+/// the faulting ones included.
+const FAULTING_WARPS_IN_ONE_CALL: &str = "
+param %a: i32
+param %b: i32
+buffer @data[0]: u32
+kernel @main workgroup(256) {
+  %wg = workgroup_id.x
+  %gid = global_id.x
+  %addr = shl %gid, 2
+  %is_a = cmp.eq %wg, %a
+  %is_b = cmp.eq %wg, %b
+  %chosen = or %is_a, %is_b
+  %local = local_index
+  %warp = shr.u %local, 5
+  %lane = lane_id
+  %late = cmp.ge.u %lane, 29
+  %faults = and %chosen, %late
+  %bad = add %addr, 1000000
+  %warp5 = cmp.eq %warp, 5
+  %stores = and %faults, %warp5
+  if %stores {
+    store.u32 @data, %bad, 7
+  }
+  %warp2 = cmp.eq %warp, 2
+  %loads = and %faults, %warp2
+  if %loads {
+    %x = load.u32 @data, %bad
+  }
+  store.u32 @data, %addr, %gid
+}";
+
+#[test]
+fn warps_after_a_faulting_warp_of_the_same_call_still_run() {
+    const GROUPS: u32 = 50;
+    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
+    for sms in [1, 2] {
+        let on_jit = runtime_on(jit(), sms, 64);
+        for (a, b) in [(30, 7), (0, 49)] {
+            let mut reports = Vec::new();
+            for runtime in [&on_jit, &reference] {
+                let kernel = kernel(runtime, FAULTING_WARPS_IN_ONE_CALL);
+                let mut buffers = vec![zeros_u32(u64::from(GROUPS) * 256)];
+                let report = run(
+                    runtime,
+                    &kernel,
+                    [GROUPS, 1, 1],
+                    [256, 1, 1],
+                    &[a, b],
+                    &mut buffers,
+                );
+                let expected: Vec<u32> = (0..GROUPS * 256).collect();
+                assert_eq!(buffers[0].to_vec::<u32>(), expected);
+                reports.push(report.faults);
+            }
+            assert_eq!(reports[0], reports[1], "workgroups {a} and {b}, {sms} SMs");
+            let first = reports[0].first.as_ref().expect("a first fault");
+            // Warps run in order, so warp 2's load comes before warp 5's store.
+            assert_eq!((first.workgroup[0], first.warp), (a.min(b) as u32, 2));
+            assert_eq!((reports[0].loads, reports[0].stores), (6, 6));
+        }
+    }
+}
+
 /// Workgroup 37 (of 64 threads) loops forever; the others write their
 /// global ids. With a barrier in the loop its other warps wait there.
 fn stuck_in_workgroup_37(with_barrier: bool) -> String {

@@ -137,35 +137,50 @@ kernel @main workgroup(64) {
   store.u32 @data, %addr, %gid
 }";
 
-#[test]
-fn faults_in_the_middle_of_runs_are_reported_as_the_interpreter_does() {
-    const GROUPS: u32 = 200;
+/// Runs `source` (which faults in workgroups `a` and `b` and has every
+/// thread write its global id) over `groups` workgroups of `size` on the
+/// JIT with 1 and 2 SMs and on the interpreter; checks the writes, that
+/// both report the same faults, six loads and six stores, and that the
+/// first names workgroup `min(a, b)` and warp `first_warp`.
+fn check_faults_against_the_interpreter(
+    source: &str,
+    groups: u32,
+    size: u32,
+    workgroup_pairs: &[(u32, u32)],
+    first_warp: u32,
+) {
     let reference = runtime_on(support::backends()[1].clone(), 1, 64);
     for sms in [1, 2] {
         let on_jit = runtime_on(jit(), sms, 64);
-        for (a, b) in [(150, 37), (12, 13), (0, 199)] {
+        for &(a, b) in workgroup_pairs {
             let mut reports = Vec::new();
             for runtime in [&on_jit, &reference] {
-                let kernel = kernel(runtime, FAULTS_AROUND_A_BARRIER);
-                let mut buffers = vec![zeros_u32(u64::from(GROUPS) * 64)];
+                let kernel = kernel(runtime, source);
+                let mut buffers = vec![zeros_u32(u64::from(groups * size))];
                 let report = run(
                     runtime,
                     &kernel,
-                    [GROUPS, 1, 1],
-                    [64, 1, 1],
-                    &[a, b],
+                    [groups, 1, 1],
+                    [size, 1, 1],
+                    &[u64::from(a), u64::from(b)],
                     &mut buffers,
                 );
-                let expected: Vec<u32> = (0..GROUPS * 64).collect();
+                let expected: Vec<u32> = (0..groups * size).collect();
                 assert_eq!(buffers[0].to_vec::<u32>(), expected);
                 reports.push(report.faults);
             }
             assert_eq!(reports[0], reports[1], "workgroups {a} and {b}, {sms} SMs");
             let first = reports[0].first.as_ref().expect("a first fault");
-            assert_eq!((first.workgroup[0], first.warp), (a.min(b) as u32, 1));
+            assert_eq!((first.workgroup[0], first.warp), (a.min(b), first_warp));
             assert_eq!((reports[0].loads, reports[0].stores), (6, 6));
         }
     }
+}
+
+#[test]
+fn faults_in_the_middle_of_runs_are_reported_as_the_interpreter_does() {
+    let pairs = [(150, 37), (12, 13), (0, 199)];
+    check_faults_against_the_interpreter(FAULTS_AROUND_A_BARRIER, 200, 64, &pairs, 1);
 }
 
 /// No barrier and no loop, so the JIT runs a workgroup's eight warps in
@@ -205,34 +220,9 @@ kernel @main workgroup(256) {
 
 #[test]
 fn warps_after_a_faulting_warp_of_the_same_call_still_run() {
-    const GROUPS: u32 = 50;
-    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
-    for sms in [1, 2] {
-        let on_jit = runtime_on(jit(), sms, 64);
-        for (a, b) in [(30, 7), (0, 49)] {
-            let mut reports = Vec::new();
-            for runtime in [&on_jit, &reference] {
-                let kernel = kernel(runtime, FAULTING_WARPS_IN_ONE_CALL);
-                let mut buffers = vec![zeros_u32(u64::from(GROUPS) * 256)];
-                let report = run(
-                    runtime,
-                    &kernel,
-                    [GROUPS, 1, 1],
-                    [256, 1, 1],
-                    &[a, b],
-                    &mut buffers,
-                );
-                let expected: Vec<u32> = (0..GROUPS * 256).collect();
-                assert_eq!(buffers[0].to_vec::<u32>(), expected);
-                reports.push(report.faults);
-            }
-            assert_eq!(reports[0], reports[1], "workgroups {a} and {b}, {sms} SMs");
-            let first = reports[0].first.as_ref().expect("a first fault");
-            // Warps run in order, so warp 2's load comes before warp 5's store.
-            assert_eq!((first.workgroup[0], first.warp), (a.min(b) as u32, 2));
-            assert_eq!((reports[0].loads, reports[0].stores), (6, 6));
-        }
-    }
+    // Warps run in order, so warp 2's load comes before warp 5's store.
+    let pairs = [(30, 7), (0, 49)];
+    check_faults_against_the_interpreter(FAULTING_WARPS_IN_ONE_CALL, 50, 256, &pairs, 2);
 }
 
 /// Workgroup 37 (of 64 threads) loops forever; the others write their

@@ -103,14 +103,17 @@ fn warp_coroutines_serve_workgroups_of_any_size_stopped_launches_and_larger_stac
     check_tree_sums(&runtime, 40, 512);
 }
 
-/// In workgroups `%a` and `%b` (of 64 threads), warp 1 reads past the end
-/// of `@data` before the barrier and warp 0 after it, so warp 1's access is
-/// the workgroup's first; everyone writes its global id.
-const FAULTS_AROUND_A_BARRIER: &str = "
+/// A kernel over workgroups of `size` in which `%faults` holds in lanes
+/// 29-31 of workgroups `%a` and `%b`, `%warp` is the warp's index and
+/// `%bad` an address past the end of `@data`; `faulting` uses them, then
+/// every thread writes its global id.
+fn faults_in_workgroups_a_and_b(size: u32, faulting: &str) -> String {
+    format!(
+        "
 param %a: i32
 param %b: i32
 buffer @data[0]: u32
-kernel @main workgroup(64) {
+kernel @main workgroup({size}) {{
   %wg = workgroup_id.x
   %gid = global_id.x
   %addr = shl %gid, 2
@@ -123,6 +126,16 @@ kernel @main workgroup(64) {
   %late = cmp.ge.u %lane, 29
   %faults = and %chosen, %late
   %bad = add %addr, 1000000
+{faulting}
+  store.u32 @data, %addr, %gid
+}}"
+    )
+}
+
+/// Workgroups of 64: warp 1 reads past the end of `@data` before the
+/// barrier and warp 0 writes past it after, so warp 1's access is the
+/// workgroup's first.
+const FAULTS_AROUND_A_BARRIER: &str = "
   %warp1 = cmp.eq %warp, 1
   %early = and %faults, %warp1
   if %early {
@@ -133,9 +146,7 @@ kernel @main workgroup(64) {
   %later = and %faults, %warp0
   if %later {
     store.u32 @data, %bad, 7
-  }
-  store.u32 @data, %addr, %gid
-}";
+  }";
 
 /// Runs `source` (which faults in workgroups `a` and `b` and has every
 /// thread write its global id) over `groups` workgroups of `size` on the
@@ -180,31 +191,15 @@ fn check_faults_against_the_interpreter(
 #[test]
 fn faults_in_the_middle_of_runs_are_reported_as_the_interpreter_does() {
     let pairs = [(150, 37), (12, 13), (0, 199)];
-    check_faults_against_the_interpreter(FAULTS_AROUND_A_BARRIER, 200, 64, &pairs, 1);
+    let source = faults_in_workgroups_a_and_b(64, FAULTS_AROUND_A_BARRIER);
+    check_faults_against_the_interpreter(&source, 200, 64, &pairs, 1);
 }
 
-/// No barrier and no loop, so the JIT runs a workgroup's eight warps in
-/// one call of its entry: in workgroups `%a` and `%b` (of 256 threads),
-/// lanes 29-31 of warp 5 store past the end of `@data` and those of warp 2
-/// then load past it; every lane then writes its global id, warps after
-/// the faulting ones included.
+/// Workgroups of 256, no barrier and no loop, so the JIT runs a
+/// workgroup's eight warps in one call of its entry: warp 5 stores past
+/// the end of `@data` and warp 2 then loads past it, and the warps after
+/// them still write their global ids.
 const FAULTING_WARPS_IN_ONE_CALL: &str = "
-param %a: i32
-param %b: i32
-buffer @data[0]: u32
-kernel @main workgroup(256) {
-  %wg = workgroup_id.x
-  %gid = global_id.x
-  %addr = shl %gid, 2
-  %is_a = cmp.eq %wg, %a
-  %is_b = cmp.eq %wg, %b
-  %chosen = or %is_a, %is_b
-  %local = local_index
-  %warp = shr.u %local, 5
-  %lane = lane_id
-  %late = cmp.ge.u %lane, 29
-  %faults = and %chosen, %late
-  %bad = add %addr, 1000000
   %warp5 = cmp.eq %warp, 5
   %stores = and %faults, %warp5
   if %stores {
@@ -214,15 +209,14 @@ kernel @main workgroup(256) {
   %loads = and %faults, %warp2
   if %loads {
     %x = load.u32 @data, %bad
-  }
-  store.u32 @data, %addr, %gid
-}";
+  }";
 
 #[test]
 fn warps_after_a_faulting_warp_of_the_same_call_still_run() {
     // Warps run in order, so warp 2's load comes before warp 5's store.
     let pairs = [(30, 7), (0, 49)];
-    check_faults_against_the_interpreter(FAULTING_WARPS_IN_ONE_CALL, 50, 256, &pairs, 2);
+    let source = faults_in_workgroups_a_and_b(256, FAULTING_WARPS_IN_ONE_CALL);
+    check_faults_against_the_interpreter(&source, 50, 256, &pairs, 2);
 }
 
 /// Workgroup 37 (of 64 threads) loops forever; the others write their

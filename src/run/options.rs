@@ -33,14 +33,14 @@ impl Backend {
     }
 }
 
-/// The JIT's instruction set: `native`, `avx2` or `sse4.2`.
+/// The JIT's instruction set: `native`, `avx2` or `sse4.2`
+/// (`Target::name`; `sse42` is also taken).
 pub fn parse_target(s: &str) -> Result<Target, String> {
-    match s {
-        "native" => Ok(Target::Native),
-        "avx2" => Ok(Target::Avx2),
-        "sse4.2" | "sse42" => Ok(Target::Sse42),
-        _ => Err("expected native, avx2 or sse4.2".into()),
-    }
+    let s = if s == "sse42" { "sse4.2" } else { s };
+    [Target::Native, Target::Avx2, Target::Sse42]
+        .into_iter()
+        .find(|t| t.name() == s)
+        .ok_or_else(|| "expected native, avx2 or sse4.2".into())
 }
 
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]

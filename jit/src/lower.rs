@@ -105,6 +105,7 @@ pub fn lower_module<'ctx>(
     // A warp that runs no loop is short, and calling it costs as much as
     // running it; a warp with a loop runs long enough that its call does
     // not matter, and a loop around it costs LLVM more time to compile.
+    // Decided per module (a kernel may call any of its functions).
     let runs = if any_stmt(module, |s| matches!(s, Stmt::Loop { .. })) {
         WarpsPerCall::One
     } else {

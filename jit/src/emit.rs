@@ -8,6 +8,7 @@ use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
 use inkwell::types::{BasicTypeEnum, IntType, VectorType};
+use inkwell::values::InstructionOpcode;
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, VectorValue,
 };
@@ -116,7 +117,16 @@ impl<'ctx> Emit<'ctx, '_> {
 
     /// A run-time scalar in every lane.
     pub fn splat(&self, scalar: BasicValueEnum<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
-        let vt = vec_of(scalar.get_type());
+        // A mask's bit set (ballot, active mask) goes into a half-width
+        // vector first: LLVM 19 lowers a 32-lane splat of a bitcast mask
+        // through a 64-bit mask register and a 2-lane vector (`kunpckdq`,
+        // `kmovq`, `vmovd`, `shrq`, `vpinsrd`, `vpbroadcastq`), this to
+        // `kmovd` and `vpbroadcastd`.
+        let vt = if is_mask_bits(scalar) {
+            self.i32().vec_type(LANES / 2)
+        } else {
+            vec_of(scalar.get_type())
+        };
         let one =
             self.b
                 .build_insert_element(vt.get_poison(), scalar, self.i32().const_zero(), "")?;
@@ -289,6 +299,22 @@ pub fn has_avx512(features: &str) -> bool {
 }
 
 /// `<32 x elem>`.
+/// Whether `v` is a bit cast of a lane mask to its bit set.
+fn is_mask_bits(v: BasicValueEnum<'_>) -> bool {
+    let BasicValueEnum::IntValue(int) = v else {
+        return false;
+    };
+    int.as_instruction().is_some_and(|i| {
+        i.get_opcode() == InstructionOpcode::BitCast
+            && matches!(
+                i.get_operand(0),
+                Some(inkwell::values::Operand::Value(
+                    BasicValueEnum::VectorValue(_)
+                ))
+            )
+    })
+}
+
 pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
     match elem {
         BasicTypeEnum::IntType(t) => t.vec_type(LANES),

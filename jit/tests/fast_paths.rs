@@ -3,8 +3,9 @@
 //! lane-varying indices at every width (AVX-512 permutes), local and global
 //! IDs of 1-, 2- and 3-D workgroups (f32 division), loads and stores at
 //! scattered addresses (the lane-by-lane routine and its inline form) and
-//! packed stores (stream compaction), each under divergence and with
-//! out-of-bounds lanes, comparing memory and fault reports.
+//! packed stores (stream compaction), and lane masks' bit sets used in
+//! every lane, each under divergence and with out-of-bounds lanes where
+//! there is memory, comparing memory and fault reports.
 
 mod direct;
 
@@ -480,4 +481,53 @@ fn packed_stores_of_the_lanes_that_keep() {
         }
     }
     same_as_interpreter(PACKED, &cfg, &params, &buffers);
+}
+
+/// Bit sets of lane masks used as values in every lane: a ballot, the
+/// active mask and a vote's ballot, under divergence, each shifted by the
+/// lane index so that every lane's bit shows in memory.
+const MASK_BITS: &str = "
+param %modulus: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %a = shl %i, 2
+  %x = load.u32 @src, %a
+  %r = rem.u %x, %modulus
+  %keep = cmp.eq %r, 0
+  %lane = lane_id
+  %odd = and %lane, 1
+  %taken = cmp.ne %odd, 0
+  if %taken {
+    %kept = ballot %keep
+    %active = active_mask
+    %all, %voted = vote.all %keep
+    %k = shr.u %kept, %lane
+    %v = shl %voted, %lane
+    %m = xor %active, %k
+    %w = add %m, %v
+    store.u32 @dst, %a, %w
+  }
+}
+";
+
+#[test]
+fn mask_bit_sets_in_every_lane() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(512, 53), vec![0; 512]];
+    let params: Vec<Vec<u64>> = [1u64, 2, 3, 7, 1000].iter().map(|&m| vec![m]).collect();
+    same_as_interpreter(MASK_BITS, &cfg, &params, &buffers);
+    // On AVX-512, a splat of a bit set is `kmovd` and `vpbroadcastd`, not
+    // a trip through a 64-bit mask and a 2-lane vector.
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        let m = direct::module(MASK_BITS);
+        let asm = warpjit_jit::compile(&m, &warpjit_jit::JitOptions::default())
+            .expect("compiles")
+            .assembly()
+            .expect("assembly");
+        assert!(!asm.contains("kunpckdq"), "{asm}");
+        assert!(!asm.contains("vpinsrd"), "{asm}");
+    }
 }

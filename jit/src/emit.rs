@@ -121,7 +121,7 @@ impl<'ctx> Emit<'ctx, '_> {
         // vector first: LLVM 19 lowers a 32-lane splat of a bitcast mask
         // through a 64-bit mask register and a 2-lane vector (`kunpckdq`,
         // `kmovq`, `vmovd`, `shrq`, `vpinsrd`, `vpbroadcastq`), this to
-        // `kmovd` and `vpbroadcastd`.
+        // a mask move (`kmovq`) and `vpbroadcastd`.
         let vt = if is_mask_bits(scalar) {
             self.i32().vec_type(LANES / 2)
         } else {

@@ -519,7 +519,7 @@ fn mask_bit_sets_in_every_lane() {
     let buffers = vec![pattern(512, 53), vec![0; 512]];
     let params: Vec<Vec<u64>> = [1u64, 2, 3, 7, 1000].iter().map(|&m| vec![m]).collect();
     same_as_interpreter(MASK_BITS, &cfg, &params, &buffers);
-    // On AVX-512, a splat of a bit set is `kmovd` and `vpbroadcastd`, not
+    // On AVX-512, a splat of a bit set is a mask move and `vpbroadcastd`, not
     // a trip through a 64-bit mask and a 2-lane vector.
     if std::arch::is_x86_feature_detected!("avx512f") {
         let m = direct::module(MASK_BITS);

@@ -33,7 +33,9 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
-use inkwell::values::{BasicMetadataValueEnum, FunctionValue, PointerValue, VectorValue};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue, VectorValue,
+};
 use inkwell::IntPredicate;
 use loop_vars::Shadow;
 use memory::{AddressFacts, KnownAddress};
@@ -123,6 +125,27 @@ pub fn lower_module<'ctx>(
     Ok(kernels)
 }
 
+/// Parameter `n` of a function the lowering created with it.
+fn nth_param(func: FunctionValue<'_>, n: u32) -> Result<BasicValueEnum<'_>, JitError> {
+    func.get_nth_param(n)
+        .ok_or_else(|| JitError::Internal(format!("missing parameter {n}")))
+}
+
+/// A warp's lane bits from the context's `field` (the entry or live mask);
+/// every lane in code for whole warps, where the field is known.
+fn warp_bits<'ctx>(
+    e: &Emit<'ctx, '_>,
+    ctxp: PointerValue<'ctx>,
+    whole_warps: bool,
+    field: u64,
+) -> Result<IntValue<'ctx>, JitError> {
+    if whole_warps {
+        return Ok(e.i32().const_all_ones());
+    }
+    Ok(e.load_field(ctxp, field, e.i32().into(), 4)?
+        .into_int_value())
+}
+
 /// How many of the contexts it is given a kernel's entry runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WarpsPerCall {
@@ -149,13 +172,8 @@ fn warp_entry<'ctx>(
     let i64t = e.i64();
     let fty = i64t.fn_type(&[ptr.into(), i64t.into()], false);
     let entry = e.module.add_function(name, fty, Some(Linkage::External));
-    let param = |n: u32| {
-        entry
-            .get_nth_param(n)
-            .ok_or_else(|| JitError::Internal("entry without its parameters".into()))
-    };
-    let contexts = param(0)?.into_pointer_value();
-    let count = param(1)?.into_int_value();
+    let contexts = nth_param(entry, 0)?.into_pointer_value();
+    let count = nth_param(entry, 1)?.into_int_value();
     let start = cx.append_basic_block(entry, "entry");
     let body = cx.append_basic_block(entry, "warp");
     let next = cx.append_basic_block(entry, "next");
@@ -173,13 +191,7 @@ fn warp_entry<'ctx>(
     let offset = b.build_int_mul(index_value, stride, "")?;
     // SAFETY: the caller passes `count` consecutive contexts.
     let ctxp = unsafe { b.build_gep(cx.i8_type(), contexts, &[offset], "ctx")? };
-    let bits = if whole_warps {
-        e.i32().const_all_ones()
-    } else {
-        e.load_field(ctxp, offsets::ENTRY_MASK, e.i32().into(), 4)?
-            .into_int_value()
-    };
-    let mask = e.bits_to_mask(bits)?;
+    let mask = e.bits_to_mask(warp_bits(e, ctxp, whole_warps, offsets::ENTRY_MASK)?)?;
     let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
     b.build_call(kernel, &args, "")?;
     let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
@@ -285,10 +297,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let entry_block = e.cx.append_basic_block(func, "entry");
         let body_block = e.cx.append_basic_block(func, "body");
         e.b.position_at_end(entry_block);
-        let param = |n: u32| {
-            func.get_nth_param(n)
-                .ok_or_else(|| JitError::Internal(format!("missing parameter {n}")))
-        };
+        let param = |n: u32| nth_param(func, n);
         let ctxp = param(0)?.into_pointer_value();
         let whole = matches!(start, KernelStart::WholeWarp { .. });
         let entry_mask = if whole {
@@ -314,13 +323,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let results = (0..f.results.len() as u32)
             .map(|i| Ok(param(base + i)?.into_pointer_value()))
             .collect::<Result<Vec<_>, JitError>>()?;
-        let live_bits = if whole {
-            e.i32().const_all_ones()
-        } else {
-            e.load_field(ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
-                .into_int_value()
-        };
-        let live_now = e.bits_to_mask(live_bits)?;
+        let live_now = e.bits_to_mask(warp_bits(e, ctxp, whole, offsets::LIVE_MASK)?)?;
         let mask = ExecMask::new(e, returned, live, entry_mask, live_now)?;
         let mut fl = FnLowering {
             e,

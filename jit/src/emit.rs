@@ -298,23 +298,24 @@ pub fn has_avx512(features: &str) -> bool {
     on
 }
 
-/// `<32 x elem>`.
-/// Whether `v` is a bit cast of a lane mask to its bit set.
+/// Whether `v` is a bit cast of a lane mask (`<32 x i1>`) to its bit set.
 fn is_mask_bits(v: BasicValueEnum<'_>) -> bool {
     let BasicValueEnum::IntValue(int) = v else {
         return false;
     };
-    int.as_instruction().is_some_and(|i| {
-        i.get_opcode() == InstructionOpcode::BitCast
-            && matches!(
-                i.get_operand(0),
-                Some(inkwell::values::Operand::Value(
-                    BasicValueEnum::VectorValue(_)
-                ))
-            )
-    })
+    let from_mask = |op| {
+        matches!(op, Some(inkwell::values::Operand::Value(BasicValueEnum::VectorValue(m)))
+            if m.get_type().get_size() == LANES
+                && matches!(m.get_type().get_element_type(),
+                    BasicTypeEnum::IntType(t) if t.get_bit_width() == 1))
+    };
+    int.get_type().get_bit_width() == LANES
+        && int.as_instruction().is_some_and(|i| {
+            i.get_opcode() == InstructionOpcode::BitCast && from_mask(i.get_operand(0))
+        })
 }
 
+/// `<32 x elem>`.
 pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
     match elem {
         BasicTypeEnum::IntType(t) => t.vec_type(LANES),

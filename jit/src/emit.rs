@@ -27,6 +27,10 @@ pub struct Emit<'ctx, 'a> {
     /// Loads and stores per lane-by-lane routine of the module, counted on
     /// first use (`lower/memory/lanes.rs`).
     pub lane_paths: std::cell::RefCell<Option<std::collections::HashMap<String, u32>>>,
+    /// Lane-path routines are declared here and compiled once per thread
+    /// and target (`engine/routines.rs`) instead of defined in the module;
+    /// the ones this module calls.
+    pub shared_routines: Option<std::cell::RefCell<Vec<crate::lower::RoutineSpec>>>,
 }
 
 impl<'ctx> Emit<'ctx, '_> {

@@ -13,9 +13,11 @@
 mod cache;
 mod perf_map;
 mod pipeline;
+mod routines;
 mod ternlog_guard;
 
 use crate::abi::KernelFn;
+use crate::lower::RoutineSpec;
 use crate::{lower, JitError, JitOptions, Target};
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -58,6 +60,8 @@ struct Code {
     /// What was compiled, to print the IR or assembly on request.
     source: VerifiedModule,
     options: JitOptions,
+    /// The lane-path routines the code calls (dropped after the engine).
+    routines: Vec<(RoutineSpec, Arc<routines::Routine>)>,
 }
 
 /// Where the time of one [`compile`] went (wall clock). A cache hit has
@@ -176,21 +180,29 @@ fn new_target_machine(
 }
 
 /// Lowers, verifies and optimises `module` into a new LLVM module of `cx`.
-/// Returns the kernels' entry names.
+/// Returns the kernels' entry names and the lane-path routines the module
+/// declares ([`routines`] supplies them).
 fn build_llvm_module<'ctx>(
     cx: &'ctx Context,
     module: &VerifiedModule,
     opts: &JitOptions,
     times: &mut CompileTimes,
-) -> Result<(Module<'ctx>, Vec<(FuncId, String)>), JitError> {
+) -> Result<(Module<'ctx>, lower::Lowered), JitError> {
     let m = machine(opts.target, opts.opt_level)?;
     let started = Instant::now();
     let llmod = cx.create_module("warpjit");
     llmod.set_triple(&m.tm.get_triple());
     llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
-    let kernel_names =
-        lower::lower_module(cx, &llmod, module, &m.cpu, &m.features, opts.whole_warps)?;
-    let lowered = Instant::now();
+    let lowered = lower::lower_module(
+        cx,
+        &llmod,
+        module,
+        &m.cpu,
+        &m.features,
+        opts.whole_warps,
+        true,
+    )?;
+    let lowered_at = Instant::now();
     llmod
         .verify()
         .map_err(|e| JitError::Llvm(format!("the generated module does not verify: {e}")))?;
@@ -205,10 +217,10 @@ fn build_llvm_module<'ctx>(
     if ternlog_guard::needed(&m.features) {
         ternlog_guard::guard(cx, &llmod);
     }
-    times.lower = lowered - started;
-    times.verify = verified - lowered;
+    times.lower = lowered_at - started;
+    times.verify = verified - lowered_at;
     times.optimise = verified.elapsed();
-    Ok((llmod, kernel_names))
+    Ok((llmod, lowered))
 }
 
 /// Compiles every kernel of `module`, or returns this thread's earlier
@@ -247,17 +259,21 @@ fn compile_uncached(
     // SAFETY: the context is boxed (its address never changes) and is dropped
     // after the engine and module that borrow it (field order of Code).
     let cx: &'static Context = unsafe { &*(&*context as *const Context) };
-    let (llmod, kernel_names) = build_llvm_module(cx, module, opts, times)?;
+    let (llmod, lowered) = build_llvm_module(cx, module, opts, times)?;
+    let kernel_names = lowered.kernels;
     let started = Instant::now();
     let engine = llmod
         .create_jit_execution_engine(pipeline::codegen_level(opts.opt_level))
         .map_err(|e| JitError::Llvm(e.to_string()))?;
-    if let Some(barrier) = llmod.get_function(crate::abi::BARRIER_SYMBOL) {
-        engine.add_global_mapping(&barrier, crate::sched::barrier_address());
-    }
-    if let Some(fault) = llmod.get_function(crate::abi::FAULT_SYMBOL) {
-        let record = crate::abi::warpjit_fault as unsafe extern "C" fn(_, _, _, _, _, _);
-        engine.add_global_mapping(&fault, record as usize);
+    map_runtime_symbols(&llmod, &engine);
+    let mut used = Vec::new();
+    for spec in lowered.routines {
+        let routine = routines::get(&spec, opts.target, opts.opt_level)?;
+        let declared = llmod
+            .get_function(&spec.name)
+            .ok_or_else(|| JitError::Internal(format!("routine {} not declared", spec.name)))?;
+        engine.add_global_mapping(&declared, routine.address);
+        used.push((spec, routine));
     }
     let mut kernels = HashMap::new();
     for (id, name) in &kernel_names {
@@ -283,24 +299,41 @@ fn compile_uncached(
         kernels,
         source: module.clone(),
         options: *opts,
+        routines: used,
     })
 }
 
+/// Points the module's calls into warpjit itself (barrier, fault record)
+/// at their code.
+fn map_runtime_symbols(llmod: &Module<'_>, engine: &ExecutionEngine<'_>) {
+    if let Some(barrier) = llmod.get_function(crate::abi::BARRIER_SYMBOL) {
+        engine.add_global_mapping(&barrier, crate::sched::barrier_address());
+    }
+    if let Some(fault) = llmod.get_function(crate::abi::FAULT_SYMBOL) {
+        let record = crate::abi::warpjit_fault as unsafe extern "C" fn(_, _, _, _, _, _);
+        engine.add_global_mapping(&fault, record as usize);
+    }
+}
+
 impl CompiledModule {
-    /// The optimised LLVM IR of the module. Built on request (the same
-    /// lowering and pipeline again), so it costs about a compile.
+    /// The optimised LLVM IR of the module, then of each lane-path routine
+    /// it calls. Built on request (the same lowering and pipeline again),
+    /// so it costs about a compile.
     pub fn llvm_ir(&self) -> Result<String, JitError> {
         let cx = Context::create();
-        let (llmod, _) = build_llvm_module(
-            &cx,
-            &self.code.source,
-            &self.code.options,
-            &mut CompileTimes::default(),
-        )?;
-        Ok(llmod.print_to_string().to_string())
+        let opts = &self.code.options;
+        let (llmod, _) =
+            build_llvm_module(&cx, &self.code.source, opts, &mut CompileTimes::default())?;
+        let mut text = llmod.print_to_string().to_string();
+        for (spec, _) in &self.code.routines {
+            text.push('\n');
+            text.push_str(&routines::text(spec, opts.target, opts.opt_level, false)?);
+        }
+        Ok(text)
     }
 
-    /// The assembly the target produces for the module. Built on request.
+    /// The assembly the target produces for the module, then for each
+    /// lane-path routine it calls. Built on request.
     pub fn assembly(&self) -> Result<String, JitError> {
         let cx = Context::create();
         let opts = &self.code.options;
@@ -310,7 +343,12 @@ impl CompiledModule {
         let out =
             m.tm.write_to_memory_buffer(&llmod, FileType::Assembly)
                 .map_err(|e| JitError::Llvm(e.to_string()))?;
-        Ok(String::from_utf8_lossy(out.as_slice()).into_owned())
+        let mut text = String::from_utf8_lossy(out.as_slice()).into_owned();
+        for (spec, _) in &self.code.routines {
+            text.push('\n');
+            text.push_str(&routines::text(spec, opts.target, opts.opt_level, true)?);
+        }
+        Ok(text)
     }
 
     /// The compiled entry point of a kernel: call it once per warp with a
@@ -335,9 +373,71 @@ impl CompiledModule {
 mod tests {
     use super::*;
 
-    /// The map names every function of the code, each at its place in the
-    /// engine: the kernels where the engine says they start, the module's
-    /// routine beside them.
+    /// Two modules that need the same access routine call one compiled
+    /// copy of it; another target gets its own, and a dump shows it after
+    /// the module's code.
+    #[test]
+    fn modules_share_each_access_routine() {
+        let kernel = |shift: u32| {
+            let text = format!(
+                "
+buffer @b[0]: u32
+kernel @main workgroup(32) {{
+  %i = local_index
+  %a = shl %i, {shift}
+  %v = load.u32 @b, %a
+  %x = xor %a, 4
+  %y = load.u32 @b, %x
+  %s = add %v, %y
+  store.u32 @b, %a, %s
+}}
+"
+            );
+            VerifiedModule::new(warpjit_ir::text::parse(&text).expect("parses")).expect("verifies")
+        };
+        let opts = JitOptions::default();
+        let first = compile(&kernel(3), &opts).expect("compiles");
+        let second = compile(&kernel(4), &opts).expect("compiles");
+        let narrow = JitOptions {
+            target: Target::Sse42,
+            ..opts
+        };
+        let other = compile(&kernel(3), &narrow).expect("compiles");
+        let routines = |m: &CompiledModule| -> Vec<(String, usize)> {
+            m.code
+                .routines
+                .iter()
+                .map(|(spec, r)| (spec.name.clone(), r.address))
+                .collect()
+        };
+        assert_eq!(
+            routines(&first)
+                .iter()
+                .map(|r| r.0.as_str())
+                .collect::<Vec<_>>(),
+            ["warpjit.lanes.load.i32x1"]
+        );
+        assert_eq!(routines(&first), routines(&second));
+        assert_eq!(routines(&other).len(), 1);
+        assert_ne!(routines(&other)[0].1, routines(&first)[0].1);
+        let asm = first.assembly().expect("assembly");
+        let kernel_at = asm.find("kernel.main:").expect("the kernel");
+        let routine_at = asm.find("warpjit.lanes.load.i32x1:").expect("the routine");
+        assert!(kernel_at < routine_at, "{asm}");
+        let ir = first.llvm_ir().expect("IR");
+        assert!(
+            ir.contains("declare <32 x i32> @warpjit.lanes.load.i32x1("),
+            "{ir}"
+        );
+        assert!(
+            ir.contains("define <32 x i32> @warpjit.lanes.load.i32x1("),
+            "{ir}"
+        );
+    }
+
+    /// The map names every function of the code, each at its place: the
+    /// kernels where the engine says they start, and the lane-path routine
+    /// they call where its own engine put it.
     #[test]
     fn the_perf_map_places_every_function_of_the_engine() {
         let text = "
@@ -364,7 +464,7 @@ kernel @second workgroup(32) {
         let opts = JitOptions::default();
         let compiled = compile(&module, &opts).expect("compiles");
         let kernels = ["kernel.first".to_string(), "kernel.second".to_string()];
-        let entries = perf_map::entries(&module, &opts, &compiled.code._engine, &kernels)
+        let mut entries = perf_map::entries(&module, &opts, &compiled.code._engine, &kernels)
             .expect("the map is built");
         for kernel in &kernels {
             let id = module
@@ -378,11 +478,20 @@ kernel @second workgroup(32) {
             assert_eq!(entry.start, start, "{kernel}");
             assert!(entry.size > 16, "{kernel}: {entry:?}");
         }
-        let routines: Vec<_> = entries
-            .iter()
-            .filter(|e| e.name.starts_with("warpjit.lanes."))
-            .collect();
-        assert!(!routines.is_empty(), "{entries:?}");
+        // The routines are not in the module: they come from their own
+        // engines, each named where it was loaded.
+        assert!(
+            !entries.iter().any(|e| e.name.starts_with("warpjit.lanes.")),
+            "{entries:?}"
+        );
+        assert!(!compiled.code.routines.is_empty());
+        for (spec, routine) in &compiled.code.routines {
+            let entry = perf_map::routine_entry(spec, opts.target, opts.opt_level, routine.address)
+                .expect("the routine's entry is built");
+            assert_eq!(entry.start, routine.address, "{spec:?}");
+            assert!(entry.size > 16, "{entry:?}");
+            entries.push(entry);
+        }
         // No two functions overlap.
         let mut spans: Vec<_> = entries
             .iter()

@@ -38,6 +38,7 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use loop_vars::Shadow;
+pub use memory::{define_routine, RoutineSpec};
 use memory::{AddressFacts, KnownAddress};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{
@@ -45,7 +46,16 @@ use warpjit_ir::{
     VerifiedModule,
 };
 
-/// Lowers every function; returns the kernels' entry names.
+/// What [`lower_module`] gives: each kernel's entry symbol, and the
+/// lane-path routines the module declares (empty unless asked to share
+/// them).
+pub struct Lowered {
+    pub kernels: Vec<(FuncId, String)>,
+    pub routines: Vec<RoutineSpec>,
+}
+
+/// Lowers every function into `llmod`. With `shared_routines`, lane-path
+/// routines are declared for the caller to supply rather than defined.
 pub fn lower_module<'ctx>(
     cx: &'ctx Context,
     llmod: &Module<'ctx>,
@@ -53,13 +63,15 @@ pub fn lower_module<'ctx>(
     cpu: &str,
     features: &str,
     whole_warps: bool,
-) -> Result<Vec<(FuncId, String)>, JitError> {
+    shared_routines: bool,
+) -> Result<Lowered, JitError> {
     let e = Emit {
         cx,
         module: llmod,
         b: cx.create_builder(),
         avx512: crate::emit::has_avx512(features),
         lane_paths: Default::default(),
+        shared_routines: shared_routines.then(Default::default),
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     // Frames aligned to the vector size, so spilled vectors are aligned:
@@ -122,7 +134,11 @@ pub fn lower_module<'ctx>(
         }
         kernels.push((id, name));
     }
-    Ok(kernels)
+    let routines = e
+        .shared_routines
+        .map(|r| r.into_inner())
+        .unwrap_or_default();
+    Ok(Lowered { kernels, routines })
 }
 
 /// Parameter `n` of a function the lowering created with it.

@@ -4,15 +4,16 @@
 //! `perf report` reads to name code that no object file on disk holds.
 //!
 //! MCJIT tells where a kernel's code starts but not how long a function is
-//! or where the module's internal routines are. So the same module is
+//! or where the module's internal functions are. So the same module is
 //! compiled once more to an object file, which has every function's offset
 //! and size in its code section; the engine's code section holds the same
 //! code, so each kernel's address less its offset gives the section's
 //! start. That costs a second code generation per compile, only when the
 //! map is asked for.
 
-use super::{build_llvm_module, machine, CompileTimes};
-use crate::{JitError, JitOptions};
+use super::{build_llvm_module, machine, routines, CompileTimes};
+use crate::lower::RoutineSpec;
+use crate::{JitError, JitOptions, Target};
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::memory_buffer::MemoryBuffer;
@@ -135,20 +136,52 @@ pub(super) fn record(
     engine: &ExecutionEngine<'_>,
     kernels: &[String],
 ) {
+    append(entries(module, opts, engine, kernels));
+}
+
+/// Appends a lane-path routine compiled to `address` to the map.
+pub(super) fn record_routine(spec: &RoutineSpec, target: Target, level: u8, address: usize) {
+    append(routine_entry(spec, target, level, address).map(|e| vec![e]));
+}
+
+/// A lane-path routine compiled to `address`; its size comes from an
+/// object file of the same module, as in [`entries`].
+pub(super) fn routine_entry(
+    spec: &RoutineSpec,
+    target: Target,
+    level: u8,
+    address: usize,
+) -> Result<Entry, JitError> {
+    let cx = Context::create();
+    let llmod = routines::build(&cx, spec, target, level)?;
+    let m = machine(target, level)?;
+    let object =
+        m.tm.write_to_memory_buffer(&llmod, FileType::Object)
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+    let (_, _, size) = object_functions(&object)?
+        .into_iter()
+        .find(|(name, _, _)| *name == spec.name)
+        .ok_or_else(|| JitError::Llvm(format!("no {} in its object file", spec.name)))?;
+    Ok(Entry {
+        start: address,
+        size,
+        name: spec.name.clone(),
+    })
+}
+
+fn append(entries: Result<Vec<Entry>, JitError>) {
     static FILE: Mutex<()> = Mutex::new(());
     static WARNED: OnceLock<()> = OnceLock::new();
     let path = format!("/tmp/perf-{}.map", std::process::id());
-    let written = entries(module, opts, engine, kernels)
-        .map_err(|e| e.to_string())
-        .and_then(|entries| {
-            let _one_writer = FILE.lock().unwrap_or_else(|e| e.into_inner());
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut f| f.write_all(lines(&entries).as_bytes()))
-                .map_err(|e| e.to_string())
-        });
+    let written = entries.map_err(|e| e.to_string()).and_then(|entries| {
+        let _one_writer = FILE.lock().unwrap_or_else(|e| e.into_inner());
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(lines(&entries).as_bytes()))
+            .map_err(|e| e.to_string())
+    });
     if let Err(e) = written {
         WARNED.get_or_init(|| {
             eprintln!("warpjit: {PERF_MAP_VARIABLE} is set but {path} was not written: {e}");

@@ -25,6 +25,7 @@ use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
 mod known;
 mod lanes;
 pub use known::{AddressFacts, KnownAddress};
+pub use lanes::{define_routine, RoutineSpec};
 
 type V<'ctx> = VectorValue<'ctx>;
 

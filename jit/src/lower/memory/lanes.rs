@@ -150,17 +150,16 @@ fn inline<'ctx>(
     }
 }
 
-/// The module's routine for `kind` (load or store) of `format`, built on
-/// first use; `None` when the module has one access of that kind, which
-/// is emitted inline.
+/// The module's routine for `kind` (load or store) of `format`, built or
+/// declared (see [`Emit::shared_routines`]) on first use; `None` when the
+/// module has one access of that kind, which is emitted inline.
 fn routine<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     kind: u32,
     format: MemFormat,
 ) -> Result<Option<FunctionValue<'ctx>>, JitError> {
     let e = fl.e;
-    let load = kind == abi::FAULT_LOAD;
-    let name = routine_name(load, format);
+    let name = routine_name(kind == abi::FAULT_LOAD, format);
     if let Some(f) = e.module.get_function(&name) {
         return Ok(Some(f));
     }
@@ -174,7 +173,69 @@ fn routine<'ctx>(
     if uses <= 1 {
         return Ok(None);
     }
-    let vt = elem_vec(fl, format.elem);
+    // The callers' target, so both sides pass the vectors alike.
+    let target: Vec<Attribute> = ["target-cpu", "target-features"]
+        .iter()
+        .filter_map(|key| fl.func.get_string_attribute(AttributeLoc::Function, key))
+        .collect();
+    let spec = RoutineSpec { name, kind, format };
+    if let Some(shared) = &e.shared_routines {
+        let f = declare(e, &spec, Linkage::External, &target);
+        shared.borrow_mut().push(spec);
+        return Ok(Some(f));
+    }
+    let f = declare(e, &spec, Linkage::Internal, &target);
+    let here = e.current_block()?;
+    let built = define(e, f, &spec);
+    e.b.position_at_end(here);
+    built?;
+    Ok(Some(f))
+}
+
+/// A lane-path routine: its symbol, and the access kind and format it
+/// performs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RoutineSpec {
+    pub name: String,
+    pub kind: u32,
+    pub format: MemFormat,
+}
+
+/// Defines the routine `spec` in `llmod` as an exported function for the
+/// target `cpu` and `features`: the code a module that declares it calls.
+pub fn define_routine<'ctx>(
+    cx: &'ctx inkwell::context::Context,
+    llmod: &inkwell::module::Module<'ctx>,
+    spec: &RoutineSpec,
+    cpu: &str,
+    features: &str,
+) -> Result<(), JitError> {
+    let e = Emit {
+        cx,
+        module: llmod,
+        b: cx.create_builder(),
+        avx512: crate::emit::has_avx512(features),
+        lane_paths: Default::default(),
+        shared_routines: None,
+    };
+    let target = [
+        cx.create_string_attribute("target-cpu", cpu),
+        cx.create_string_attribute("target-features", features),
+    ];
+    let f = declare(&e, spec, Linkage::External, &target);
+    define(&e, f, spec)
+}
+
+/// The routine's function with its signature and attributes, no body.
+fn declare<'ctx>(
+    e: &Emit<'ctx, '_>,
+    spec: &RoutineSpec,
+    linkage: Linkage,
+    target: &[Attribute],
+) -> FunctionValue<'ctx> {
+    let load = spec.kind == abi::FAULT_LOAD;
+    let format = spec.format;
+    let vt = e.int_vec(format.elem.bits());
     let ptr = e.cx.ptr_type(Default::default());
     let i32t = e.i32();
     let mut params: Vec<BasicMetadataTypeEnum> = vec![
@@ -198,23 +259,16 @@ fn routine<'ctx>(
         params.extend((0..format.count).map(|_| BasicMetadataTypeEnum::from(vt)));
         e.cx.void_type().fn_type(&params, false)
     };
-    let f = e.module.add_function(&name, fty, Some(Linkage::Internal));
+    let f = e.module.add_function(&spec.name, fty, Some(linkage));
     // One copy per module, never one per access.
     for attr in ["noinline", "nounwind"] {
         let id = Attribute::get_named_enum_kind_id(attr);
         f.add_attribute(AttributeLoc::Function, e.cx.create_enum_attribute(id, 0));
     }
-    // The callers' target, so both sides pass the vectors alike.
-    for key in ["target-cpu", "target-features"] {
-        if let Some(a) = fl.func.get_string_attribute(AttributeLoc::Function, key) {
-            f.add_attribute(AttributeLoc::Function, a);
-        }
+    for a in target {
+        f.add_attribute(AttributeLoc::Function, *a);
     }
-    let here = e.current_block()?;
-    let built = build(e, f, kind, format, vt);
-    e.b.position_at_end(here);
-    built?;
-    Ok(Some(f))
+    f
 }
 
 fn routine_name(load: bool, format: MemFormat) -> String {
@@ -263,13 +317,13 @@ struct Operands<'ctx> {
     raws: Vec<V<'ctx>>,
 }
 
-fn build<'ctx>(
+fn define<'ctx>(
     e: &Emit<'ctx, '_>,
     f: FunctionValue<'ctx>,
-    kind: u32,
-    format: MemFormat,
-    vt: VectorType<'ctx>,
+    spec: &RoutineSpec,
 ) -> Result<(), JitError> {
+    let (kind, format) = (spec.kind, spec.format);
+    let vt = e.int_vec(format.elem.bits());
     let p = |n: u32| {
         f.get_nth_param(n)
             .ok_or_else(|| JitError::Internal(format!("lane routine without parameter {n}")))

@@ -64,7 +64,7 @@ pub fn atomic<'ctx>(
     let m = mask_without_helpers(fl)?;
     match mem {
         MemRef::Shared(_) => {
-            let lanes = shared_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
+            let lanes = narrow_access(fl, mem, elem.bytes(), addr, addr_ty, m)?;
             let via = if plain_op(op) {
                 Via::Plain
             } else {
@@ -73,11 +73,15 @@ pub fn atomic<'ctx>(
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Buffer(buffer) => {
-            let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
-            let lanes = Lanes {
-                base: a.base,
-                offsets: a.offsets,
-                mask: a.mask,
+            let lanes = if addr_ty == Type::I32 {
+                narrow_access(fl, mem, elem.bytes(), addr, addr_ty, m)?
+            } else {
+                let a = access(fl, mem, elem.bytes(), addr, addr_ty, m, abi::FAULT_ATOMIC)?;
+                Lanes {
+                    base: a.base,
+                    offsets: a.offsets,
+                    mask: a.mask,
+                }
             };
             let via = if fl.posts_to(buffer) {
                 Via::Posted(buffer)
@@ -110,10 +114,12 @@ fn plain_op(op: AtomOp) -> bool {
     !matches!(op, AtomOp::Cswap | AtomOp::Iwrap | AtomOp::Dwrap)
 }
 
-/// The checked access of a shared-memory atomic with 32-bit offsets:
-/// shared memory is at most 64 KiB, so with an i32 address the bounds test
-/// needs no 64-bit lanes. Faults are recorded as [`access`] records them.
-fn shared_access<'ctx>(
+/// The checked access of an atomic on 32-bit offsets: with an `i32`
+/// address every offset fits, so the bounds test needs no 64-bit lanes
+/// (shared memory with an `i64` address is truncated after the 64-bit
+/// test, as it is at most 64 KiB). Faults are recorded as [`access`]
+/// records them.
+fn narrow_access<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
     size: u32,
@@ -134,17 +140,28 @@ fn shared_access<'ctx>(
     }
     let span = span(fl, mem)?;
     let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
-    // In bounds: size <= len and aligned <= len - size (len < 2^17).
-    let len = b.build_int_truncate(span.len, e.i32(), "")?;
-    let size32 = e.i32().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, len, size32, "")?;
-    let last = e.splat(b.build_int_sub(len, size32, "")?.into())?;
+    // In bounds: size <= len and aligned <= len - size. The last start is
+    // clamped to 2^32 - 1 (a buffer may be larger); without `fits` the
+    // subtraction wraps, and `fits` masks it.
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, span.len, size64, "")?;
+    let last = b.build_int_sub(span.len, size64, "")?;
+    let last: IntValue = e
+        .call_intrinsic(
+            "llvm.umin",
+            &[e.i64().into()],
+            &[
+                last.into(),
+                e.i64().const_int(u64::from(u32::MAX), false).into(),
+            ],
+        )?
+        .into_int_value();
+    let last = e.splat(b.build_int_truncate(last, e.i32(), "")?.into())?;
     let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
     let inside = b.build_and(below, e.splat(fits.into())?, "")?;
     let ok = b.build_and(m, inside, "")?;
     let outside = b.build_and(m, b.build_not(inside, "")?, "")?;
-    let addr64 = b.build_int_z_extend(addr, e.int_vec(64), "")?;
-    count_faults(fl, outside, addr64, abi::FAULT_ATOMIC, &span)?;
+    count_faults(fl, outside, addr, abi::FAULT_ATOMIC, &span)?;
     let offsets = b
         .build_select(ok, aligned, e.int_vec(32).const_zero(), "")?
         .into_vector_value();

@@ -346,6 +346,36 @@ kernel @main workgroup(64) {
 }
 ";
 
+/// Where the target has no gather or scatter for an element size (bytes
+/// and halves; anything without AVX-512), the lane-by-lane path is a loop
+/// over the active lanes, not LLVM's expansion into a block per lane. The
+/// results are checked against the interpreter on every target by
+/// `run_time_shapes_inside_the_lane_routine`.
+#[test]
+fn gathers_the_target_lacks_are_lane_loops() {
+    let m = direct::module(TABLED);
+    let ir = |target| {
+        let opts = warpjit_jit::JitOptions {
+            target,
+            ..warpjit_jit::JitOptions::default()
+        };
+        warpjit_jit::compile(&m, &opts)
+            .expect("compiles")
+            .llvm_ir()
+            .expect("IR")
+    };
+    let native = ir(warpjit_jit::Target::Native);
+    assert!(native.contains("lane.each"), "{native}");
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        assert!(!native.contains("masked.gather.v32i8"), "{native}");
+        assert!(!native.contains("masked.scatter.v32i16"), "{native}");
+        assert!(native.contains("masked.gather.v32i32"), "{native}");
+    }
+    let avx2 = ir(warpjit_jit::Target::Avx2);
+    assert!(!avx2.contains("llvm.masked.gather"), "{avx2}");
+    assert!(!avx2.contains("llvm.masked.scatter"), "{avx2}");
+}
+
 #[test]
 fn scattered_accesses_through_the_shared_lane_routine() {
     let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);

@@ -23,6 +23,7 @@ use inkwell::IntPredicate;
 use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
 
 mod known;
+mod lane_loop;
 mod lanes;
 pub use known::{AddressFacts, KnownAddress};
 pub use lanes::{define_routine, RoutineSpec};
@@ -239,6 +240,17 @@ fn fault_routine<'ctx>(e: &Emit<'ctx, '_>) -> inkwell::values::FunctionValue<'ct
 }
 
 /// Pointers to component `i` of each lane's access.
+/// Each lane's byte offset from `a.base` (a private array's lane-major
+/// copies included).
+fn lane_offsets<'ctx>(fl: &FnLowering<'ctx, '_>, a: &Access<'ctx>) -> Result<V<'ctx>, JitError> {
+    if a.lane_stride == 0 {
+        return Ok(a.offsets);
+    }
+    let e = fl.e;
+    let lane_base = e.lanes_const(64, |l| u64::from(l) * a.lane_stride);
+    Ok(e.b.build_int_add(a.offsets, lane_base, "")?)
+}
+
 fn pointers<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
@@ -480,6 +492,9 @@ fn gather<'ctx>(
     align: IntValue<'ctx>,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
+    if !lane_loop::native_for(e, vt) {
+        return lane_loop::gather(e, a.base, lane_offsets(fl, a)?, byte_offset, a.mask, vt);
+    }
     let ptrs = pointers(fl, a, byte_offset)?;
     Ok(e.call_intrinsic(
         "llvm.masked.gather",
@@ -502,6 +517,9 @@ fn scatter<'ctx>(
     align: IntValue<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
+    if !lane_loop::native_for(e, value.get_type()) {
+        return lane_loop::scatter(e, a.base, lane_offsets(fl, a)?, byte_offset, a.mask, value);
+    }
     let ptrs = pointers(fl, a, byte_offset)?;
     e.call_void_intrinsic(
         "llvm.masked.scatter",

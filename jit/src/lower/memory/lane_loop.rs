@@ -1,0 +1,171 @@
+//! Gathers and scatters as a loop over the active lanes, where the target
+//! has no such instruction: elements narrower than 32 bits, and targets
+//! without AVX-512 (LLVM expands even AVX2 gathers on this CPU family).
+//! LLVM expands a masked gather or scatter it cannot select into a test,
+//! a branch and a block per lane: 64 blocks, which took a third of a
+//! kernel's code generation for one byte load (W6). The loop is three
+//! blocks: the lanes' offsets and values go through stack arrays, indexed
+//! by the lane, so no vector is rebuilt per lane. Lanes go in ascending
+//! order, as a scatter stores them.
+
+use crate::emit::{Emit, LANES};
+use crate::JitError;
+use inkwell::types::{BasicType, VectorType};
+use inkwell::values::{BasicValue, IntValue, PointerValue, VectorValue};
+use inkwell::IntPredicate;
+
+type V<'ctx> = VectorValue<'ctx>;
+
+/// Whether the target gathers and scatters `bits`-wide elements itself.
+pub fn native(e: &Emit<'_, '_>, bits: u32) -> bool {
+    e.avx512 && bits >= 32
+}
+
+/// [`native`] for the elements of `vt`.
+pub fn native_for(e: &Emit<'_, '_>, vt: VectorType<'_>) -> bool {
+    native(e, element_bytes(vt) * 8)
+}
+
+/// The lanes of `mask` load `vt`'s elements at `base + offsets + at`
+/// (`offsets`: unsigned, `i32` or `i64` lanes); 0 in the other lanes.
+pub fn gather<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    offsets: V<'ctx>,
+    at: u64,
+    mask: V<'ctx>,
+    vt: VectorType<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let results = entry_alloca(e, vt)?;
+    e.store_aligned(results, vt.const_zero().into(), element_bytes(vt))?;
+    each_lane(e, base, offsets, at, mask, |lane, ptr| {
+        let t = vt.get_element_type();
+        let x = e.load_aligned(t, ptr, element_bytes(vt))?;
+        e.store_aligned(element_slot(e, results, vt, lane)?, x, element_bytes(vt))
+    })?;
+    Ok(e.load_aligned(vt.into(), results, element_bytes(vt))?
+        .into_vector_value())
+}
+
+/// The lanes of `mask` store their element of `value` at
+/// `base + offsets + at`, in ascending lane order.
+pub fn scatter<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    offsets: V<'ctx>,
+    at: u64,
+    mask: V<'ctx>,
+    value: V<'ctx>,
+) -> Result<(), JitError> {
+    let vt = value.get_type();
+    let values = entry_alloca(e, vt)?;
+    e.store_aligned(values, value.into(), element_bytes(vt))?;
+    each_lane(e, base, offsets, at, mask, |lane, ptr| {
+        let t = vt.get_element_type();
+        let x = e.load_aligned(t, element_slot(e, values, vt, lane)?, element_bytes(vt))?;
+        e.store_aligned(ptr, x, element_bytes(vt))
+    })
+}
+
+/// Runs `body(lane, pointer)` for each lane of `mask`, lowest first.
+fn each_lane<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    offsets: V<'ctx>,
+    at: u64,
+    mask: V<'ctx>,
+    body: impl Fn(IntValue<'ctx>, PointerValue<'ctx>) -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let b = &e.b;
+    let off_vt = offsets.get_type();
+    let off_array = entry_alloca(e, off_vt)?;
+    e.store_aligned(off_array, offsets.into(), element_bytes(off_vt))?;
+    let bits = e.mask_to_bits(mask)?;
+    let before = e.current_block()?;
+    let func = before
+        .get_parent()
+        .ok_or_else(|| JitError::Internal("block without a function".into()))?;
+    let header = e.cx.append_basic_block(func, "lane.next");
+    let lane_bb = e.cx.append_basic_block(func, "lane.each");
+    let exit = e.cx.append_basic_block(func, "lane.done");
+    b.build_unconditional_branch(header)?;
+    b.position_at_end(header);
+    let pending = b.build_phi(e.i32(), "lane.pending")?;
+    let left = pending.as_basic_value().into_int_value();
+    let any = b.build_int_compare(IntPredicate::NE, left, e.i32().const_zero(), "")?;
+    b.build_conditional_branch(any, lane_bb, exit)?;
+    b.position_at_end(lane_bb);
+    let lane: IntValue = e
+        .call_intrinsic(
+            "llvm.cttz",
+            &[e.i32().into()],
+            &[left.into(), e.i1().const_int(1, false).into()],
+        )?
+        .into_int_value();
+    let off_t = off_vt.get_element_type();
+    let off = e
+        .load_aligned(
+            off_t,
+            element_slot(e, off_array, off_vt, lane)?,
+            element_bytes(off_vt),
+        )?
+        .into_int_value();
+    let off = b.build_int_z_extend_or_bit_cast(off, e.i64(), "")?;
+    let off = b.build_int_add(off, e.i64().const_int(at, false), "")?;
+    // SAFETY (for LLVM): the lane is in `mask`, so its offset is in bounds.
+    let ptr = unsafe { b.build_gep(e.cx.i8_type(), base, &[off], "")? };
+    body(lane, ptr)?;
+    let rest = b.build_and(
+        left,
+        b.build_int_sub(left, e.i32().const_int(1, false), "")?,
+        "",
+    )?;
+    let last = e.current_block()?;
+    b.build_unconditional_branch(header)?;
+    pending.add_incoming(&[(&bits.as_basic_value_enum(), before), (&rest, last)]);
+    b.position_at_end(exit);
+    Ok(())
+}
+
+/// A stack slot for a `vt` in the function's entry block.
+fn entry_alloca<'ctx>(
+    e: &Emit<'ctx, '_>,
+    vt: VectorType<'ctx>,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let here = e.current_block()?;
+    let entry = here
+        .get_parent()
+        .and_then(|f| f.get_first_basic_block())
+        .ok_or_else(|| JitError::Internal("block without a function".into()))?;
+    match entry.get_first_instruction() {
+        Some(first) => e.b.position_before(&first),
+        None => e.b.position_at_end(entry),
+    }
+    let slot =
+        e.b.build_alloca(vt.get_element_type().array_type(LANES), "lanes");
+    e.b.position_at_end(here);
+    Ok(slot?)
+}
+
+/// Lane `lane`'s element in a stack copy of a `vt`.
+fn element_slot<'ctx>(
+    e: &Emit<'ctx, '_>,
+    array: PointerValue<'ctx>,
+    vt: VectorType<'ctx>,
+    lane: IntValue<'ctx>,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let lane = e.b.build_int_z_extend(lane, e.i64(), "")?;
+    // SAFETY (for LLVM): lane < 32 indexes the 32-element copy.
+    Ok(unsafe { e.b.build_gep(vt.get_element_type(), array, &[lane], "")? })
+}
+
+/// The bytes of one element of `vt` (its alignment in the arrays).
+fn element_bytes(vt: VectorType<'_>) -> u32 {
+    match vt.get_element_type() {
+        inkwell::types::BasicTypeEnum::IntType(t) => t.get_bit_width().div_ceil(8),
+        inkwell::types::BasicTypeEnum::FloatType(t) if t == t.get_context().f64_type() => 8,
+        inkwell::types::BasicTypeEnum::FloatType(t) if t == t.get_context().f16_type() => 2,
+        inkwell::types::BasicTypeEnum::PointerType(_) => 8,
+        _ => 4,
+    }
+}

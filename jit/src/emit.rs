@@ -33,6 +33,26 @@ pub struct Emit<'ctx, 'a> {
     pub shared_routines: Option<std::cell::RefCell<Vec<crate::lower::RoutineSpec>>>,
 }
 
+impl<'ctx, 'a> Emit<'ctx, 'a> {
+    /// Emission into `module` for a target with `features`; lane-path
+    /// routines declared rather than defined when `shared_routines`.
+    pub fn new(
+        cx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        features: &str,
+        shared_routines: bool,
+    ) -> Emit<'ctx, 'a> {
+        Emit {
+            cx,
+            module,
+            b: cx.create_builder(),
+            avx512: has_avx512(features),
+            lane_paths: Default::default(),
+            shared_routines: shared_routines.then(Default::default),
+        }
+    }
+}
+
 impl<'ctx> Emit<'ctx, '_> {
     pub fn i1(&self) -> IntType<'ctx> {
         self.cx.bool_type()

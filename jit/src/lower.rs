@@ -65,14 +65,7 @@ pub fn lower_module<'ctx>(
     whole_warps: bool,
     shared_routines: bool,
 ) -> Result<Lowered, JitError> {
-    let e = Emit {
-        cx,
-        module: llmod,
-        b: cx.create_builder(),
-        avx512: crate::emit::has_avx512(features),
-        lane_paths: Default::default(),
-        shared_routines: shared_routines.then(Default::default),
-    };
+    let e = Emit::new(cx, llmod, features, shared_routines);
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     // Frames aligned to the vector size, so spilled vectors are aligned:
     // without it LLVM realigns only frames that need it for other reasons

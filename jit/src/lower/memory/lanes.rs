@@ -210,14 +210,7 @@ pub fn define_routine<'ctx>(
     cpu: &str,
     features: &str,
 ) -> Result<(), JitError> {
-    let e = Emit {
-        cx,
-        module: llmod,
-        b: cx.create_builder(),
-        avx512: crate::emit::has_avx512(features),
-        lane_paths: Default::default(),
-        shared_routines: None,
-    };
+    let e = Emit::new(cx, llmod, features, false);
     let target = [
         cx.create_string_attribute("target-cpu", cpu),
         cx.create_string_attribute("target-features", features),

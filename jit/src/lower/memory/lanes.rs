@@ -698,22 +698,24 @@ fn emit_path<'ctx>(
 
     b.position_at_end(access);
     // Lanes outside `ok` are not touched, whatever their offset.
-    let biased = b.build_xor(aligned, e.splat_int(32, 1 << 31), "")?;
-    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
     let elem = u64::from(format.elem.bytes());
     let mut loaded = Vec::new();
-    let native = super::lane_loop::native(e, format.elem.bits());
-    for i in 0..format.count {
-        let at = u64::from(i) * elem;
-        if !native {
+    if !super::lane_loop::native(e, format.elem.bits()) {
+        for i in 0..format.count {
+            let at = u64::from(i) * elem;
             if kind == abi::FAULT_LOAD {
                 loaded.push(super::lane_loop::gather(e, v.base, aligned, at, ok, vt)?);
             } else {
                 let x = v.raws[usize::from(i)];
                 super::lane_loop::scatter(e, v.base, aligned, at, ok, x)?;
             }
-            continue;
         }
+        return Ok(loaded);
+    }
+    let biased = b.build_xor(aligned, e.splat_int(32, 1 << 31), "")?;
+    let align = e.i32().const_int(u64::from(format.elem.bytes()), false);
+    for i in 0..format.count {
+        let at = u64::from(i) * elem;
         let ptrs = pointers(e, v.base, biased, (1 << 31) + at)?;
         if kind == abi::FAULT_LOAD {
             let x = e.call_intrinsic(

@@ -268,10 +268,11 @@ fn compile_uncached(
     map_runtime_symbols(&llmod, &engine);
     let mut used = Vec::new();
     for spec in lowered.routines {
+        // The optimiser drops declarations whose calls it removed.
+        let Some(declared) = llmod.get_function(&spec.name) else {
+            continue;
+        };
         let routine = routines::get(&spec, opts.target, opts.opt_level)?;
-        let declared = llmod
-            .get_function(&spec.name)
-            .ok_or_else(|| JitError::Internal(format!("routine {} not declared", spec.name)))?;
         engine.add_global_mapping(&declared, routine.address);
         used.push((spec, routine));
     }
@@ -433,6 +434,51 @@ kernel @main workgroup(32) {{
             ir.contains("define <32 x i32> @warpjit.lanes.load.i32x1("),
             "{ir}"
         );
+    }
+
+    /// A module's only access of a kind calls the shared routine for its
+    /// known shape's fallback, but not inside a loop (where the call would
+    /// change the loop's register allocation) or for an unknown shape (the
+    /// path is then every run's).
+    #[test]
+    fn single_accesses_call_the_routine_only_for_fallbacks_outside_loops() {
+        let routines = |body: &str| {
+            let text = format!(
+                "
+param %n: i32
+buffer @b[0]: u32
+kernel @main workgroup(32) {{
+  var $j: i32
+{body}
+}}
+"
+            );
+            let m = VerifiedModule::new(warpjit_ir::text::parse(&text).expect("parses"))
+                .expect("verifies");
+            let compiled = compile(&m, &JitOptions::default()).expect("compiles");
+            compiled
+                .code
+                .routines
+                .iter()
+                .map(|(spec, _)| spec.name.clone())
+                .collect::<Vec<_>>()
+        };
+        let known = "  %i = global_id.x\n  %a = shl %i, 2\n  %v = load.u32 @b, %a\n  $j = mov %v";
+        assert_eq!(routines(known), ["warpjit.lanes.load.i32x1"]);
+        let in_loop = "  %i = global_id.x
+  %a = shl %i, 2
+  loop {
+    %done = cmp.ge.u $j, %n
+    if %done {
+      break
+    }
+    %v = load.u32 @b, %a
+    $j = add $j, %v
+  }";
+        assert!(routines(in_loop).is_empty());
+        let unknown =
+            "  %i = global_id.x\n  %a = mul %i, %n\n  %v = load.u32 @b, %a\n  $j = mov %v";
+        assert!(routines(unknown).is_empty());
     }
 
     /// The map names every function of the code, each at its place: the

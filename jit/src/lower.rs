@@ -848,6 +848,11 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         masked(self.vars[v])
     }
 
+    /// Whether the builder is inside a loop of this function.
+    pub fn in_loop(&self) -> bool {
+        !self.shadow_frames.is_empty()
+    }
+
     /// Before a loop's header: the shadows of the variables it writes in
     /// every lane, each starting as a copy of the variable's current value.
     fn enter_shadows(&mut self, body: &Block) -> Result<(), JitError> {

@@ -20,6 +20,44 @@ pub struct Regression {
 }
 
 pub const REGRESSIONS: &[Regression] = &[
+    // A module's only load of a kind declared the shared lane routine for
+    // its fallback, and `default<O3>` removed the call and then the
+    // declaration: the engine must skip routines no longer declared.
+    Regression {
+        name: "routine_call_removed_by_the_optimiser",
+        program: r#"
+param %u0: f64
+buffer @out[0]: u32
+buffer @in[1]: f32
+buffer @atom[2]: u32
+shared @shared[2048]
+
+func @f0(%slot: i32, %wreg: i32, %sreg: i32) {
+  var $x0: i32
+  var $x1: i32
+  private @stack0[100]
+  private @stack1[24]
+  %v11 = local_id.y
+  %v12 = rem.u %v11, 256
+  %v13 = mul %v12, 1
+  $x1 = load.u8 @in, %v13
+}
+
+kernel @main workgroup(4, 4, 2) {
+  var $x0: f64
+  var $x1: i32
+}
+"#,
+        grid: [1, 1, 1],
+        sm_count: 1,
+        warps_per_sm: 64,
+        params: &[0x0],
+        buffers: &[
+            "z:8192",
+            "z:256",
+            "z:256",
+        ],
+    },
     // 32-bit division is lowered through f64 (x86 has no vector integer
     // division); every lane divides an edge value by another, including by
     // 0 and MIN by -1, and local_id.y/z divide by the workgroup size in a

@@ -52,7 +52,7 @@ pub(super) fn load<'ctx>(
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let e = fl.e;
     let args = arguments(fl, span, abi::FAULT_LOAD, addr, m)?;
-    let Some(f) = routine(fl, abi::FAULT_LOAD, format)? else {
+    let Some(f) = routine(fl, abi::FAULT_LOAD, format, shaped)? else {
         return inline(fl, &args, abi::FAULT_LOAD, format, &[], shaped);
     };
     let out =
@@ -85,7 +85,7 @@ pub(super) fn store<'ctx>(
     shaped: bool,
 ) -> Result<(), JitError> {
     let mut args = arguments(fl, span, abi::FAULT_STORE, addr, m)?;
-    let Some(f) = routine(fl, abi::FAULT_STORE, format)? else {
+    let Some(f) = routine(fl, abi::FAULT_STORE, format, shaped)? else {
         inline(fl, &args, abi::FAULT_STORE, format, raws, shaped)?;
         return Ok(());
     };
@@ -152,11 +152,18 @@ fn inline<'ctx>(
 
 /// The module's routine for `kind` (load or store) of `format`, built or
 /// declared (see [`Emit::shared_routines`]) on first use; `None` when the
-/// module has one access of that kind, which is emitted inline.
+/// module has one access of that kind and emits it inline: always where
+/// the routine would be built into the module, and where it is shared,
+/// for an access of unknown shape (`shaped`: the path is its every run)
+/// or inside a loop (a call there, even on the branch not taken, changed
+/// the loop's register allocation: W6 ran 4% slower). A known shape's
+/// fallback elsewhere rarely runs, and calling the shared routine costs
+/// the module no code generation.
 fn routine<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     kind: u32,
     format: MemFormat,
+    shaped: bool,
 ) -> Result<Option<FunctionValue<'ctx>>, JitError> {
     let e = fl.e;
     let name = routine_name(kind == abi::FAULT_LOAD, format);
@@ -170,7 +177,7 @@ fn routine<'ctx>(
         .get(&name)
         .copied()
         .unwrap_or(0);
-    if uses <= 1 {
+    if uses <= 1 && (shaped || e.shared_routines.is_none() || fl.in_loop()) {
         return Ok(None);
     }
     // The callers' target, so both sides pass the vectors alike.

@@ -21,7 +21,7 @@
 //!   its slot on the SM instead of memory; its results are never read.
 
 use super::memory::{
-    access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, span,
+    access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, narrow_inside, span,
 };
 use super::FnLowering;
 use crate::abi;
@@ -139,26 +139,7 @@ fn narrow_access<'ctx>(
         });
     }
     let span = span(fl, mem)?;
-    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
-    // In bounds: size <= len and aligned <= len - size. The last start is
-    // clamped to 2^32 - 1 (a buffer may be larger); without `fits` the
-    // subtraction wraps, and `fits` masks it.
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, span.len, size64, "")?;
-    let last = b.build_int_sub(span.len, size64, "")?;
-    let last: IntValue = e
-        .call_intrinsic(
-            "llvm.umin",
-            &[e.i64().into()],
-            &[
-                last.into(),
-                e.i64().const_int(u64::from(u32::MAX), false).into(),
-            ],
-        )?
-        .into_int_value();
-    let last = e.splat(b.build_int_truncate(last, e.i32(), "")?.into())?;
-    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
-    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let (aligned, inside) = narrow_inside(e, span.len, size, addr)?;
     let ok = b.build_and(m, inside, "")?;
     let outside = b.build_and(m, b.build_not(inside, "")?, "")?;
     count_faults(fl, outside, addr, abi::FAULT_ATOMIC, &span)?;

@@ -239,7 +239,6 @@ fn fault_routine<'ctx>(e: &Emit<'ctx, '_>) -> inkwell::values::FunctionValue<'ct
     f
 }
 
-/// Pointers to component `i` of each lane's access.
 /// Each lane's byte offset from `a.base` (a private array's lane-major
 /// copies included).
 fn lane_offsets<'ctx>(fl: &FnLowering<'ctx, '_>, a: &Access<'ctx>) -> Result<V<'ctx>, JitError> {
@@ -251,6 +250,7 @@ fn lane_offsets<'ctx>(fl: &FnLowering<'ctx, '_>, a: &Access<'ctx>) -> Result<V<'
     Ok(e.b.build_int_add(a.offsets, lane_base, "")?)
 }
 
+/// Pointers to each lane's element `byte_offset` bytes into its access.
 fn pointers<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: &Access<'ctx>,
@@ -259,14 +259,8 @@ fn pointers<'ctx>(
     let e = fl.e;
     let base = e.b.build_ptr_to_int(a.base, e.i64(), "")?;
     let base = e.splat(base.into())?;
-    let at = e.b.build_int_add(base, a.offsets, "")?;
+    let at = e.b.build_int_add(base, lane_offsets(fl, a)?, "")?;
     let at = e.b.build_int_add(at, e.splat_int(64, byte_offset), "")?;
-    let at = if a.lane_stride == 0 {
-        at
-    } else {
-        let lane_base = e.lanes_const(64, |l| u64::from(l) * a.lane_stride);
-        e.b.build_int_add(at, lane_base, "")?
-    };
     let ptrs = e.cx.ptr_type(Default::default()).vec_type(LANES);
     Ok(e.b
         .build_cast(inkwell::values::InstructionOpcode::IntToPtr, at, ptrs, "")?
@@ -376,6 +370,38 @@ pub(super) fn inside_memory<'ctx>(
     let last = b.build_int_sub(len, size64, "")?;
     let below = b.build_int_compare(IntPredicate::ULE, at, last, "")?;
     Ok(b.build_and(fits, below, "")?)
+}
+
+/// Each lane's `i32` address rounded down to `size` bytes, and whether
+/// that element lies inside memory of `len` bytes: the per-lane bounds
+/// test on 32-bit lanes. The offsets are below 2^32, so the last start is
+/// compared clamped to 2^32 - 1 (the memory may be larger); with
+/// `len < size` the subtraction wraps and no lane is inside.
+pub(super) fn narrow_inside<'ctx>(
+    e: &Emit<'ctx, '_>,
+    len: IntValue<'ctx>,
+    size: u32,
+    addr: V<'ctx>,
+) -> Result<(V<'ctx>, V<'ctx>), JitError> {
+    let b = &e.b;
+    let aligned = b.build_and(addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
+    let size64 = e.i64().const_int(u64::from(size), false);
+    let fits = b.build_int_compare(IntPredicate::UGE, len, size64, "")?;
+    let last = b.build_int_sub(len, size64, "")?;
+    let last: IntValue = e
+        .call_intrinsic(
+            "llvm.umin",
+            &[e.i64().into()],
+            &[
+                last.into(),
+                e.i64().const_int(u64::from(u32::MAX), false).into(),
+            ],
+        )?
+        .into_int_value();
+    let last = e.splat(b.build_int_truncate(last, e.i32(), "")?.into())?;
+    let below = b.build_int_compare(IntPredicate::ULE, aligned, last, "")?;
+    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    Ok((aligned, inside))
 }
 
 /// The element holding `at` (rounded down to its `size`-byte alignment)

@@ -682,17 +682,7 @@ fn emit_path<'ctx>(
     let access = e.cx.append_basic_block(func, "lanes.access");
     let mask = e.bits_to_mask(v.bits)?;
     let size = format.bytes();
-    let aligned = b.build_and(v.addr, e.splat_int(32, u64::from(!(size - 1))), "")?;
-    // In bounds: size <= len and aligned <= min(len - size, 2^32 - 1).
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let fits = b.build_int_compare(IntPredicate::UGE, v.len, size64, "")?;
-    let last = b.build_int_sub(v.len, size64, "")?;
-    let max32 = e.i64().const_int(u64::from(u32::MAX), false);
-    let clamp = b.build_int_compare(IntPredicate::UGT, last, max32, "")?;
-    let last = b.build_select(clamp, max32, last, "")?.into_int_value();
-    let last = b.build_int_truncate(last, e.i32(), "")?;
-    let below = b.build_int_compare(IntPredicate::ULE, aligned, e.splat(last.into())?, "")?;
-    let inside = b.build_and(below, e.splat(fits.into())?, "")?;
+    let (aligned, inside) = super::narrow_inside(e, v.len, size, v.addr)?;
     let ok = b.build_and(mask, inside, "")?;
     let outside = b.build_and(mask, b.build_not(inside, "")?, "")?;
     let outside = e.mask_to_bits(outside)?;

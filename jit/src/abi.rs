@@ -3,8 +3,9 @@
 //! Each kernel becomes one `extern "C" fn(*mut WarpContext, u64) -> u64`
 //! ([`KernelFn`]) that runs warps to completion, one context each.
 //! Everything a warp reads from its surroundings and everything it reports
-//! back is in [`WarpContext`]; the compiled code reads and writes its fields at the byte offsets below, so
-//! the layout is `#[repr(C)]` and must not change without the lowering.
+//! back is in [`WarpContext`]; the compiled code reads and writes its
+//! fields at the byte offsets below, so the layout is `#[repr(C)]` and
+//! must not change without the lowering.
 //!
 //! Masks are `u32` bit sets, bit `l` for lane `l`.
 

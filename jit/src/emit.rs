@@ -299,6 +299,28 @@ impl<'ctx> Emit<'ctx, '_> {
         Ok(())
     }
 
+    /// A stack slot of `ty` at the start of the current function's entry
+    /// block (where LLVM promotes and reuses slots), the builder left where
+    /// it was.
+    pub fn entry_alloca(
+        &self,
+        ty: impl inkwell::types::BasicType<'ctx>,
+        name: &str,
+    ) -> Result<PointerValue<'ctx>, JitError> {
+        let here = self.current_block()?;
+        let entry = here
+            .get_parent()
+            .and_then(|f| f.get_first_basic_block())
+            .ok_or_else(|| JitError::Internal("block without a function".into()))?;
+        match entry.get_first_instruction() {
+            Some(first) => self.b.position_before(&first),
+            None => self.b.position_at_end(entry),
+        }
+        let slot = self.b.build_alloca(ty, name);
+        self.b.position_at_end(here);
+        Ok(slot?)
+    }
+
     /// The block the builder is emitting into (for phi edges).
     pub fn current_block(&self) -> Result<BasicBlock<'ctx>, JitError> {
         self.b

@@ -275,7 +275,6 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// lie in one row.
     shapes: FunctionShapes,
     row_shapes: FunctionShapes,
-    entry_block: BasicBlock<'ctx>,
     /// Per loop entered and not left, outermost first: the shadows of
     /// variables (see [`loop_vars`]), by variable.
     shadow_frames: Vec<Vec<Option<(PointerValue<'ctx>, Shadow)>>>,
@@ -349,7 +348,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             privates: Vec::new(),
             shapes: FunctionShapes::analyse(module, f, IdLayout::Any),
             row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
-            entry_block,
             shadow_frames: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
@@ -460,16 +458,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         ty: impl BasicType<'ctx>,
         name: &str,
     ) -> Result<PointerValue<'ctx>, JitError> {
-        let here = self.e.b.get_insert_block();
-        match self.entry_block.get_first_instruction() {
-            Some(first) => self.e.b.position_before(&first),
-            None => self.e.b.position_at_end(self.entry_block),
-        }
-        let slot = self.e.b.build_alloca(ty, name)?;
-        if let Some(bb) = here {
-            self.e.b.position_at_end(bb);
-        }
-        Ok(slot)
+        self.e.entry_alloca(ty, name)
     }
 
     fn block(&mut self, block: &Block) -> Result<(), JitError> {

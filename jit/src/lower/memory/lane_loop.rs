@@ -127,24 +127,12 @@ fn each_lane<'ctx>(
     Ok(())
 }
 
-/// A stack slot for a `vt` in the function's entry block.
+/// A stack array for the 32 elements of a `vt`.
 fn entry_alloca<'ctx>(
     e: &Emit<'ctx, '_>,
     vt: VectorType<'ctx>,
 ) -> Result<PointerValue<'ctx>, JitError> {
-    let here = e.current_block()?;
-    let entry = here
-        .get_parent()
-        .and_then(|f| f.get_first_basic_block())
-        .ok_or_else(|| JitError::Internal("block without a function".into()))?;
-    match entry.get_first_instruction() {
-        Some(first) => e.b.position_before(&first),
-        None => e.b.position_at_end(entry),
-    }
-    let slot =
-        e.b.build_alloca(vt.get_element_type().array_type(LANES), "lanes");
-    e.b.position_at_end(here);
-    Ok(slot?)
+    e.entry_alloca(vt.get_element_type().array_type(LANES), "lanes")
 }
 
 /// Lane `lane`'s element in a stack copy of a `vt`.

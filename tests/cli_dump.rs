@@ -84,18 +84,27 @@ fn program_errors_are_rendered_with_their_position() {
 
 #[test]
 fn warps_picks_the_code_for_whole_warps_or_for_any_workgroup() {
-    let dump = |kind: Option<&str>| {
+    let dump = |extra: &[&str]| {
         let mut args = vec!["dump", "--asm", "examples/reduce_shuffle_xor.warp"];
-        if let Some(kind) = kind {
-            args.extend(["--warps", kind]);
-        }
+        args.extend(extra);
         let out = warpjit(&args);
         assert_eq!(out.code, 0, "{}", out.stderr);
         out.stdout
     };
-    // The kernel declares 256 invocations: whole warps by default.
-    let (default, whole, partial) = (dump(None), dump(Some("whole")), dump(Some("partial")));
-    assert_eq!(default, whole);
+    // The kernel declares 256 invocations: the code for that size by default.
+    let default = dump(&[]);
+    let exact = dump(&["--workgroup", "256"]);
+    let whole = dump(&["--warps", "whole"]);
+    let partial = dump(&["--warps", "partial"]);
+    assert_eq!(default, exact);
+    // Code for any size of whole warps finds local ids for workgroups
+    // narrower than a warp with a division; code for 256 needs none.
+    assert!(
+        whole.contains("vdivps") || whole.contains("divps"),
+        "{whole}"
+    );
+    assert!(!exact.contains("divps"), "{exact}");
+    assert!(exact.len() < whole.len());
     assert!(whole.len() < partial.len());
     let host_has_avx512 = std::fs::read_to_string("/proc/cpuinfo")
         .map(|c| c.contains("avx512f"))
@@ -106,12 +115,15 @@ fn warps_picks_the_code_for_whole_warps_or_for_any_workgroup() {
         assert!(partial.contains("vptestmd"), "{partial}");
         assert!(!whole.contains("vptestmd"), "{whole}");
     }
-    let bad = warpjit(&[
-        "dump",
-        "--warps",
-        "half",
-        "examples/reduce_shuffle_xor.warp",
-    ]);
-    assert_ne!(bad.code, 0);
-    assert!(bad.stderr.contains("--warps"), "{}", bad.stderr);
+    // Another size is other code: 16 wide, each warp spans two rows.
+    assert_ne!(dump(&["--workgroup", "16,16"]), exact);
+    for (option, value) in [
+        ("--warps", "half"),
+        ("--workgroup", "64,32"),
+        ("--workgroup", "0"),
+    ] {
+        let bad = warpjit(&["dump", option, value, "examples/reduce_shuffle_xor.warp"]);
+        assert_ne!(bad.code, 0);
+        assert!(bad.stderr.contains(option), "{}", bad.stderr);
+    }
 }

@@ -129,14 +129,9 @@ fn main() {
             .and_then(|m| VerifiedModule::new(m).ok())
             .expect("example verifies");
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        // The kind of code the declared workgroup sizes need, as `prepare`
+        // The code for the declared workgroup sizes, as `prepare`
         // compiles it.
-        let opts = JitOptions {
-            whole_warps: module
-                .kernels()
-                .all(|(id, _)| warpjit_jit::declared_whole_warps(&module, id)),
-            ..opts
-        };
+        let opts = opts.for_declared(&module);
         let Some(first) = cold(&module, &opts) else {
             println!("{name:28} not supported by the JIT");
             continue;

@@ -34,10 +34,11 @@ impl JitBackend {
 }
 
 /// One kernel as the SM threads share it: how to schedule its warps, and
-/// its machine code in two kinds (`JitOptions::whole_warps`): for
-/// workgroups of whole warps and for any workgroup. `prepare` compiles the
-/// kind the kernel's declared workgroup size needs; the other is compiled
-/// when a launch first needs it, by the first SM thread that does.
+/// its machine code in up to three kinds: for its declared workgroup size
+/// (`JitOptions::workgroup`), and for other sizes of whole warps or of any
+/// size (`JitOptions::whole_warps`). `prepare` compiles the first (or, for
+/// a kernel that declares no size, the second); the others are compiled
+/// when a launch first needs them, by the first SM thread that does.
 pub struct JitKernel {
     module: Arc<VerifiedModule>,
     kernel: FuncId,
@@ -46,7 +47,10 @@ pub struct JitKernel {
     /// Per buffer: the op and format of its posted updates, if the code
     /// posts them (`lower/posted.rs`).
     posted: Vec<Option<(AtomOp, NumFormat)>>,
-    /// For whole warps, and for any workgroup.
+    /// The declared workgroup size, if any.
+    declared: Option<[u32; 3]>,
+    /// For the declared size, for whole warps, and for any workgroup.
+    exact: OnceLock<Result<KernelCode, String>>,
     whole: OnceLock<Result<KernelCode, String>>,
     any: OnceLock<Result<KernelCode, String>>,
 }
@@ -94,8 +98,11 @@ impl JitKernel {
     /// How long compiling took the code `prepare` compiled, or the code
     /// for workgroups of `workgroup` once [`JitKernel::compile_for`] ran.
     pub fn compile_time(&self) -> Duration {
-        let declared = crate::declared_whole_warps(&self.module, self.kernel);
-        match self.slot(declared).get() {
+        let slot = match self.declared {
+            Some(size) => self.slot(&self.options.for_workgroup(size)),
+            None => &self.whole,
+        };
+        match slot.get() {
             Some(Ok(code)) => code.compile_time,
             _ => Duration::ZERO,
         }
@@ -108,17 +115,29 @@ impl JitKernel {
         Ok(self.code_for(workgroup)?.compile_time)
     }
 
-    fn slot(&self, whole_warps: bool) -> &OnceLock<Result<KernelCode, String>> {
-        if whole_warps {
+    /// The cell of the code compiled with `options`.
+    fn slot(&self, options: &JitOptions) -> &OnceLock<Result<KernelCode, String>> {
+        if options.workgroup.is_some() {
+            &self.exact
+        } else if options.whole_warps {
             &self.whole
         } else {
             &self.any
         }
     }
 
+    /// The options of the code launches with workgroups of `workgroup` run.
+    fn options_for(&self, workgroup: [u32; 3]) -> JitOptions {
+        if self.declared == Some(workgroup) {
+            self.options.for_workgroup(workgroup)
+        } else {
+            self.options.for_sizes_like(workgroup)
+        }
+    }
+
     fn code_for(&self, workgroup: [u32; 3]) -> Result<&KernelCode, String> {
-        let options = self.options.for_workgroup(workgroup);
-        self.slot(options.whole_warps)
+        let options = self.options_for(workgroup);
+        self.slot(&options)
             .get_or_init(|| KernelCode::compile(&self.module, self.kernel, &options))
             .as_ref()
             .map_err(Clone::clone)
@@ -176,10 +195,14 @@ impl Backend for JitBackend {
                 sched::MAX_STACK >> 20
             ));
         }
-        let declared = crate::declared_whole_warps(module, kernel);
-        let options = JitOptions {
-            whole_warps: declared,
-            ..self.options
+        let declared = crate::declared_workgroup(module, kernel);
+        let options = match declared {
+            Some(size) => self.options.for_workgroup(size),
+            None => JitOptions {
+                whole_warps: true,
+                workgroup: None,
+                ..self.options
+            },
         };
         let code = KernelCode::compile(module, kernel, &options)?;
         let prepared = JitKernel {
@@ -188,11 +211,13 @@ impl Backend for JitBackend {
             options: self.options,
             plan,
             posted: crate::lower::posted::posted_buffers(module),
+            declared,
+            exact: OnceLock::new(),
             whole: OnceLock::new(),
             any: OnceLock::new(),
         };
         // Only this thread knows the new cells.
-        let _ = prepared.slot(declared).set(Ok(code));
+        let _ = prepared.slot(&options).set(Ok(code));
         Ok(Arc::new(prepared))
     }
 

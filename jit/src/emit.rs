@@ -31,6 +31,9 @@ pub struct Emit<'ctx, 'a> {
     /// and target (`engine/routines.rs`) instead of defined in the module;
     /// the ones this module calls.
     pub shared_routines: Option<std::cell::RefCell<Vec<crate::lower::RoutineSpec>>>,
+    /// The launches' workgroup size, when the code is compiled for one
+    /// (`JitOptions::workgroup`).
+    pub workgroup: Option<[u32; 3]>,
 }
 
 impl<'ctx, 'a> Emit<'ctx, 'a> {
@@ -49,6 +52,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             avx512: has_avx512(features),
             lane_paths: Default::default(),
             shared_routines: shared_routines.then(Default::default),
+            workgroup: None,
         }
     }
 }

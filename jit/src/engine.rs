@@ -193,15 +193,7 @@ fn build_llvm_module<'ctx>(
     let llmod = cx.create_module("warpjit");
     llmod.set_triple(&m.tm.get_triple());
     llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
-    let lowered = lower::lower_module(
-        cx,
-        &llmod,
-        module,
-        &m.cpu,
-        &m.features,
-        opts.whole_warps,
-        true,
-    )?;
+    let lowered = lower::lower_module(cx, &llmod, module, &m.cpu, &m.features, opts, true)?;
     let lowered_at = Instant::now();
     llmod
         .verify()

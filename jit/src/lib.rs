@@ -71,14 +71,50 @@ pub struct JitOptions {
     /// first lane). Such code refuses launches with a partial warp.
     /// [`JitBackend`] compiles both kinds, each when a launch first needs it.
     pub whole_warps: bool,
+    /// Compile for launches whose workgroups have exactly this size: the
+    /// sizes are constants, so the IDs take no tests of the workgroup's
+    /// shape and accesses whose shape depends on it need no run-time
+    /// choice. Such code refuses launches of another size. [`JitBackend`]
+    /// compiles it for a kernel's declared size (`workgroup(...)`).
+    pub workgroup: Option<[u32; 3]>,
 }
 
 impl JitOptions {
-    /// These options for a launch with workgroups of `workgroup`
-    /// invocations per dimension (see [`whole_warps`]).
+    /// The fastest code for launches with workgroups of exactly
+    /// `workgroup` invocations per dimension.
     pub fn for_workgroup(self, workgroup: [u32; 3]) -> JitOptions {
         JitOptions {
             whole_warps: whole_warps(workgroup),
+            workgroup: Some(workgroup),
+            ..self
+        }
+    }
+
+    /// The code a runtime compiles first for `module`'s kernels: for their
+    /// declared workgroup size when they all declare the same one, else
+    /// the kind their declared sizes need (see [`declared_whole_warps`]).
+    pub fn for_declared(self, module: &warpjit_ir::VerifiedModule) -> JitOptions {
+        let mut sizes = module
+            .kernels()
+            .map(|(id, _)| declared_workgroup(module, id));
+        match sizes.next() {
+            Some(Some(size)) if sizes.all(|other| other == Some(size)) => self.for_workgroup(size),
+            _ => JitOptions {
+                whole_warps: module
+                    .kernels()
+                    .all(|(id, _)| declared_whole_warps(module, id)),
+                workgroup: None,
+                ..self
+            },
+        }
+    }
+
+    /// Code that runs launches of any workgroup size like `workgroup`'s
+    /// (of whole warps or not, see [`whole_warps`]).
+    pub fn for_sizes_like(self, workgroup: [u32; 3]) -> JitOptions {
+        JitOptions {
+            whole_warps: whole_warps(workgroup),
+            workgroup: None,
             ..self
         }
     }
@@ -95,18 +131,24 @@ pub fn whole_warps(workgroup: [u32; 3]) -> bool {
     invocations(workgroup).is_multiple_of(32)
 }
 
+/// Kernel `kernel`'s declared workgroup size (`workgroup(...)`), if any.
+pub fn declared_workgroup(
+    module: &warpjit_ir::VerifiedModule,
+    kernel: warpjit_ir::FuncId,
+) -> Option<[u32; 3]> {
+    match module.function(kernel).kind {
+        warpjit_ir::FuncKind::Kernel { workgroup } => workgroup,
+        _ => None,
+    }
+}
+
 /// Whether kernel `kernel`'s declared workgroup size (`workgroup(...)`) is
 /// whole warps; a kernel that declares none is taken to be.
 pub fn declared_whole_warps(
     module: &warpjit_ir::VerifiedModule,
     kernel: warpjit_ir::FuncId,
 ) -> bool {
-    match module.function(kernel).kind {
-        warpjit_ir::FuncKind::Kernel {
-            workgroup: Some(size),
-        } => whole_warps(size),
-        _ => true,
-    }
+    declared_workgroup(module, kernel).is_none_or(whole_warps)
 }
 
 impl Default for JitOptions {
@@ -115,6 +157,7 @@ impl Default for JitOptions {
             opt_level: 2,
             target: Target::Native,
             whole_warps: false,
+            workgroup: None,
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::abi::{self, offsets};
 use crate::emit::{Emit, LANES};
 use crate::mask::ExecMask;
 use crate::sched::KernelPlan;
-use crate::JitError;
+use crate::{JitError, JitOptions};
 use inkwell::attributes::AttributeLoc;
 use inkwell::basic_block::BasicBlock;
 use inkwell::context::Context;
@@ -62,10 +62,13 @@ pub fn lower_module<'ctx>(
     module: &VerifiedModule,
     cpu: &str,
     features: &str,
-    whole_warps: bool,
+    opts: &JitOptions,
     shared_routines: bool,
 ) -> Result<Lowered, JitError> {
-    let e = Emit::new(cx, llmod, features, shared_routines);
+    let whole_warps = opts.whole_warps;
+    let mut e = Emit::new(cx, llmod, features, shared_routines);
+    e.workgroup = opts.workgroup;
+    let e = e;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     // Frames aligned to the vector size, so spilled vectors are aligned:
     // without it LLVM realigns only frames that need it for other reasons
@@ -346,7 +349,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             results,
             mask,
             privates: Vec::new(),
-            shapes: FunctionShapes::analyse(module, f, IdLayout::Any),
+            shapes: FunctionShapes::analyse(module, f, IdLayout::known(e.workgroup)),
             row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             shadow_frames: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),

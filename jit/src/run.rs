@@ -281,8 +281,15 @@ pub(crate) fn faults_of(
     }
 }
 
-/// Code compiled for whole warps runs only workgroups of whole warps.
+/// Code compiled for whole warps runs only workgroups of whole warps, and
+/// code compiled for one workgroup size only workgroups of that size.
 pub(crate) fn check_warps(options: JitOptions, workgroup: [u32; 3]) -> Result<(), JitError> {
+    if let Some(size) = options.workgroup.filter(|&size| size != workgroup) {
+        return Err(JitError::Launch(format!(
+            "the code was compiled for workgroups of {}x{}x{}, not {}x{}x{}",
+            size[0], size[1], size[2], workgroup[0], workgroup[1], workgroup[2]
+        )));
+    }
     if options.whole_warps && !crate::whole_warps(workgroup) {
         return Err(JitError::Launch(format!(
             "the code was compiled for whole warps, but a workgroup of {}x{}x{} has {} \

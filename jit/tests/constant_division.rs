@@ -94,6 +94,7 @@ fn check(op: &str, ty: &str, divisor: u64) {
             opt_level: 2,
             target,
             whole_warps: true,
+            workgroup: None,
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = buffers.clone();

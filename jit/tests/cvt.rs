@@ -169,6 +169,7 @@ fn check(src: NumFormat, inputs: &[u64]) {
                 opt_level: 2,
                 target,
                 whole_warps: true,
+                workgroup: None,
             },
         )
         .expect("compiles");

@@ -37,12 +37,17 @@ fn mandelbrot_matches_the_interpreter_on_every_target() {
     assert!(counts.contains(&64) && counts.contains(&0));
     for target in [Target::Native, Target::Avx2, Target::Sse42] {
         for opt_level in [0, 2] {
-            for whole_warps in [false, true] {
-                let options = JitOptions {
-                    opt_level,
-                    target,
-                    whole_warps,
-                };
+            let any = JitOptions {
+                opt_level,
+                target,
+                ..JitOptions::default()
+            };
+            let kinds = [
+                any,
+                any.for_sizes_like(cfg.workgroup),
+                any.for_workgroup(cfg.workgroup),
+            ];
+            for options in kinds {
                 let compiled = compile(&module, &options).expect("compiles");
                 let mut memory = buffers.clone();
                 launch(&compiled, &module, kernel, &cfg, &params, &mut memory).expect("runs");

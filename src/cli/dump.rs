@@ -2,6 +2,7 @@
 
 use super::jit_args::JitArgs;
 use super::{read_source, CommandResult, Failure};
+use crate::run::options::Dims;
 use std::path::PathBuf;
 use std::time::Instant;
 use warpjit_ir::{text, VerifiedModule};
@@ -19,10 +20,14 @@ pub struct DumpArgs {
     asm: bool,
     #[command(flatten)]
     jit: JitArgs,
-    /// Which code to show: for workgroups of whole warps (a multiple of 32
-    /// invocations) or for any workgroup. The JIT compiles each kind when a
-    /// launch first needs it; the default is the kind the kernels' declared
-    /// workgroup sizes need.
+    /// Show the code for launches with workgroups of this size, whose sizes
+    /// are constants in it (the default: the kernels' declared size, when
+    /// they declare one and the same).
+    #[arg(long, value_name = "X[,Y[,Z]]", value_parser = Dims::parse, conflicts_with = "warps")]
+    workgroup: Option<Dims>,
+    /// Show the code for launches of other sizes: for workgroups of whole
+    /// warps (a multiple of 32 invocations) or for any workgroup. The JIT
+    /// compiles each kind when a launch first needs it.
     #[arg(long, value_name = "KIND")]
     warps: Option<WarpsArg>,
 }
@@ -42,13 +47,21 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
             err_text!("{}", diagnostics.render(&file, &source));
             Failure::Reported
         })?;
-    let whole_warps = match args.warps {
-        Some(kind) => kind == WarpsArg::Whole,
-        None => module
-            .kernels()
-            .all(|(id, _)| warpjit_jit::declared_whole_warps(&module, id)),
+    let options = match (args.workgroup, args.warps) {
+        (Some(Dims(size)), _) => {
+            let limit = warpjit_ir::verify::MAX_WORKGROUP_INVOCATIONS;
+            if warpjit_jit::invocations(size) > limit {
+                return Err(format!(
+                    "--workgroup {}: a workgroup has at most {limit} invocations",
+                    Dims(size)
+                )
+                .into());
+            }
+            args.jit.options(warpjit_jit::whole_warps(size), Some(size))
+        }
+        (None, Some(kind)) => args.jit.options(kind == WarpsArg::Whole, None),
+        (None, None) => args.jit.options(false, None).for_declared(&module),
     };
-    let options = args.jit.options(whole_warps);
     let started = Instant::now();
     let compiled = warpjit_jit::compile(&module, &options)
         .map_err(|e| format!("{file}: cannot compile: {e}"))?;

@@ -20,12 +20,14 @@ pub struct JitArgs {
 }
 
 impl JitArgs {
-    /// The options for code of the given kind.
-    pub fn options(self, whole_warps: bool) -> JitOptions {
+    /// The options for code of the given kind (for workgroups of exactly
+    /// `workgroup`, else for any size of whole warps or of any size).
+    pub fn options(self, whole_warps: bool, workgroup: Option<[u32; 3]>) -> JitOptions {
         JitOptions {
             opt_level: self.opt_level,
             target: self.target,
             whole_warps,
+            workgroup,
         }
     }
 }

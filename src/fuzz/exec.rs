@@ -165,8 +165,8 @@ impl Workspace {
         if !cached {
             // Drop the old code before compiling the next.
             self.compiled = None;
-            // The code for any workgroup: the runtime engine runs the
-            // whole-warp kind where the workgroup allows, so a campaign
+            // The code for any workgroup: the runtime engine runs the code
+            // for the kernel's declared size (the launch's), so a campaign
             // that runs both engines compares both kinds.
             let options = self.jit;
             let result = catch_unwind(AssertUnwindSafe(|| warpjit_jit::compile(module, &options)))

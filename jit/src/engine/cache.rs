@@ -8,7 +8,7 @@
 //! never share code by a hash collision.
 
 use super::Code;
-use crate::{JitOptions, Target};
+use crate::JitOptions;
 use std::cell::RefCell;
 use std::sync::Arc;
 use warpjit_ir::VerifiedModule;
@@ -21,18 +21,14 @@ pub const COMPILE_CACHE_ENTRIES: usize = 16;
 #[derive(Clone, PartialEq, Eq)]
 pub(super) struct Key {
     text: String,
-    opt_level: u8,
-    target: Target,
-    whole_warps: bool,
+    options: JitOptions,
 }
 
 impl Key {
     pub fn new(module: &VerifiedModule, opts: &JitOptions) -> Key {
         Key {
             text: warpjit_ir::text::print(module),
-            opt_level: opts.opt_level,
-            target: opts.target,
-            whole_warps: opts.whole_warps,
+            options: *opts,
         }
     }
 }

@@ -256,7 +256,10 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         let base = e.b.build_int_mul(w, e.splat_int(32, 32), "")?;
         Ok(e.b.build_int_add(base, lane_ids(fl), "")?)
     };
-    let size = |d: Dim| ctx_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64);
+    let size = |d: Dim| match e.workgroup {
+        Some(size) => Ok(e.splat_int(32, u64::from(size[d.index()]))),
+        None => ctx_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64),
+    };
     let local_id = |d: Dim| local_id(fl, d);
     Ok(match b {
         Builtin::GlobalId(d) => {
@@ -293,7 +296,10 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
 /// consecutive `32 * warp_index + lane`. When the workgroup is at least 32
 /// wide, a warp's run of indices crosses at most one row (or plane)
 /// boundary, so the ids of lane 0 (in the context) and a compare per lane
-/// give the ids; narrower workgroups take a division per lane.
+/// give the ids; narrower workgroups take a division per lane. Code for
+/// one workgroup size knows which case it is, and when the x size is a
+/// multiple of 32 that each warp lies in one row: lane 0's ids and the
+/// lane number.
 fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -302,6 +308,17 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         Ok(e.load_field(fl.ctxp, offset, int.into(), 4)?
             .into_int_value())
     };
+    if e.workgroup.is_some_and(|size| size[0] % 32 == 0) {
+        let lane0 = e.splat(field(offsets::FIRST_LOCAL + 4 * d.index() as u64)?.into())?;
+        return Ok(match d {
+            Dim::X => b.build_int_add(lane0, lane_ids(fl), "")?,
+            Dim::Y | Dim::Z => lane0,
+        });
+    }
+    let known = |d: usize| {
+        e.workgroup
+            .map(|size| int.const_int(u64::from(size[d]), false))
+    };
     // Launch validation makes sizes non-zero; the maxima keep the
     // divisions total whatever the context holds.
     let at_least_one = |v: IntValue<'ctx>| -> Result<IntValue<'ctx>, JitError> {
@@ -309,8 +326,14 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         Ok(b.build_select(zero, int.const_int(1, false), v, "")?
             .into_int_value())
     };
-    let sx = at_least_one(field(offsets::WORKGROUP_SIZE)?)?;
-    let sy = at_least_one(field(offsets::WORKGROUP_SIZE + 4)?)?;
+    let sx = match known(0) {
+        Some(sx) => sx,
+        None => at_least_one(field(offsets::WORKGROUP_SIZE)?)?,
+    };
+    let sy = match known(1) {
+        Some(sy) => sy,
+        None => at_least_one(field(offsets::WORKGROUP_SIZE + 4)?)?,
+    };
     let warp = field(offsets::WARP_INDEX)?;
     let first = b.build_int_mul(warp, int.const_int(32, false), "")?;
     let wide = b.build_int_compare(IntPredicate::UGE, sx, int.const_int(32, false), "")?;

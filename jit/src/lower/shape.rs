@@ -69,6 +69,17 @@ pub enum IdLayout {
     WarpInOneRow,
 }
 
+impl IdLayout {
+    /// The layout every launch of code compiled for workgroups of
+    /// `workgroup` has (`None`: any size).
+    pub fn known(workgroup: Option<[u32; 3]>) -> IdLayout {
+        match workgroup {
+            Some([x, y, z]) if x % 32 == 0 || (y == 1 && z == 1) => IdLayout::WarpInOneRow,
+            _ => IdLayout::Any,
+        }
+    }
+}
+
 /// The shape of an operand where it is used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OperandShape {

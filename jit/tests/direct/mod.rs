@@ -25,13 +25,19 @@ pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
 }
 
 /// The kinds of code a launch with workgroups of `workgroup` can run:
-/// code for any workgroup, and for whole warps when it is whole warps.
-pub fn kinds(workgroup: [u32; 3]) -> &'static [bool] {
+/// code for any workgroup, for whole warps when it is whole warps, and for
+/// exactly its size.
+pub fn kinds(workgroup: [u32; 3]) -> Vec<JitOptions> {
+    let any = JitOptions {
+        opt_level: 2,
+        ..JitOptions::default()
+    };
+    let mut kinds = vec![any];
     if warpjit_jit::whole_warps(workgroup) {
-        &[false, true]
-    } else {
-        &[false]
+        kinds.push(any.for_sizes_like(workgroup));
     }
+    kinds.push(any.for_workgroup(workgroup));
+    kinds
 }
 
 /// Runs `@main` of `text` on the interpreter and on the JIT at every
@@ -50,12 +56,8 @@ pub fn agree(
     let mut last = buffers.to_vec();
     for target in TARGETS {
         for cfg in configs {
-            for &whole_warps in kinds(cfg.workgroup) {
-                let options = JitOptions {
-                    opt_level: 2,
-                    target,
-                    whole_warps,
-                };
+            for kind in kinds(cfg.workgroup) {
+                let options = JitOptions { target, ..kind };
                 // The compile cache compiles each kind once per target.
                 let compiled = compile(&m, &options).expect("compiles");
                 for params in param_sets {
@@ -66,8 +68,8 @@ pub fn agree(
                     let got =
                         launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
                     let at = format!(
-                        "{target:?} whole warps {whole_warps} grid {:?} workgroup {:?} params {params:?}",
-                        cfg.grid, cfg.workgroup
+                        "{target:?} whole warps {} for {:?} grid {:?} workgroup {:?} params {params:?}",
+                        options.whole_warps, options.workgroup, cfg.grid, cfg.workgroup
                     );
                     assert!(memory == expected, "{at}: memory differs\n{text}");
                     assert_eq!(got.faults, want.faults, "{at}: faults\n{text}");

@@ -27,6 +27,7 @@ use super::{
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
+use crate::lower::shape::IdLayout;
 use crate::lower::FnLowering;
 use crate::JitError;
 use inkwell::types::VectorType;
@@ -61,13 +62,26 @@ pub struct AddressFacts {
 impl AddressFacts {
     /// The shape to use, and whether it needs the launch's warps to lie in
     /// rows (a run-time test) because only that layout makes it known.
-    fn plan(self) -> (KnownAddress, bool) {
-        if self.always == KnownAddress::Unknown && self.in_one_row != KnownAddress::Unknown {
-            (self.in_one_row, true)
-        } else {
-            (self.always, false)
+    /// Code for one workgroup size knows the layout (`in_rows`).
+    fn plan(self, in_rows: Option<bool>) -> (KnownAddress, bool) {
+        match in_rows {
+            Some(true) => (self.in_one_row, false),
+            Some(false) => (self.always, false),
+            None if self.always == KnownAddress::Unknown
+                && self.in_one_row != KnownAddress::Unknown =>
+            {
+                (self.in_one_row, true)
+            }
+            None => (self.always, false),
         }
     }
+}
+
+/// Whether each warp lies in one row of its workgroup, when the code is
+/// compiled for one workgroup size (see [`warp_in_one_row`]).
+fn rows_known(fl: &FnLowering<'_, '_>) -> Option<bool> {
+    let workgroup = fl.e.workgroup?;
+    Some(IdLayout::known(Some(workgroup)) == IdLayout::WarpInOneRow)
 }
 
 /// Whether each warp of the launch lies in one row of its workgroup: the x
@@ -181,7 +195,7 @@ pub fn load<'ctx>(
     facts: AddressFacts,
     dynamic: &dyn Fn() -> Components<'ctx>,
 ) -> Components<'ctx> {
-    let (known, needs_rows) = facts.plan();
+    let (known, needs_rows) = facts.plan(rows_known(fl));
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {
@@ -240,7 +254,7 @@ pub fn store<'ctx>(
     facts: AddressFacts,
     dynamic: &dyn Fn() -> Result<(), JitError>,
 ) -> Result<(), JitError> {
-    let (known, needs_rows) = facts.plan();
+    let (known, needs_rows) = facts.plan(rows_known(fl));
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {

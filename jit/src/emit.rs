@@ -325,6 +325,28 @@ impl<'ctx> Emit<'ctx, '_> {
         Ok(slot?)
     }
 
+    /// A stack slot as [`Emit::entry_alloca`] makes, holding `initial`
+    /// when the function starts.
+    pub fn entry_slot(
+        &self,
+        initial: BasicValueEnum<'ctx>,
+        name: &str,
+    ) -> Result<PointerValue<'ctx>, JitError> {
+        let slot = self.entry_alloca(initial.get_type(), name)?;
+        let here = self.current_block()?;
+        let alloca = slot
+            .as_instruction()
+            .ok_or_else(|| JitError::Internal("a stack slot that is no alloca".into()))?;
+        match (alloca.get_next_instruction(), alloca.get_parent()) {
+            (Some(next), _) => self.b.position_before(&next),
+            (None, Some(entry)) => self.b.position_at_end(entry),
+            (None, None) => return Err(JitError::Internal("an alloca outside a block".into())),
+        }
+        self.b.build_store(slot, initial)?;
+        self.b.position_at_end(here);
+        Ok(slot)
+    }
+
     /// The block the builder is emitting into (for phi edges).
     pub fn current_block(&self) -> Result<BasicBlock<'ctx>, JitError> {
         self.b

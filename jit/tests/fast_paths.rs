@@ -561,3 +561,72 @@ fn mask_bit_sets_in_every_lane() {
         assert!(!asm.contains("vpinsrd"), "{asm}");
     }
 }
+
+/// A grid-stride loop: each iteration's run of bytes lies a whole grid
+/// further on.
+const GRID_STRIDE_SUM: &str = "
+param %n: i32
+buffer @data[0]: u8
+buffer @sums[1]: u32
+kernel @main workgroup(64) {
+  var $i: i32
+  var $sum: i32
+  %size = workgroup_size.x
+  %groups = num_workgroups.x
+  %stride = mul %size, %groups
+  $i = global_id.x
+  $sum = mov 0
+  loop {
+    %done = cmp.ge.u $i, %n
+    if %done {
+      break
+    }
+    %byte = load.u8 @data, $i
+    $sum = add $sum, %byte
+    $i = add $i, %stride
+  }
+  %at = global_id.x
+  %addr = shl %at, 2
+  store.u32 @sums, %addr, $sum
+}";
+
+/// A consecutive load in a loop prefetches where the next iteration's run
+/// starts (hardware prefetchers do not follow a grid's stride); loads
+/// outside loops do not. Prefetches change no result: the sums match the
+/// interpreter for lengths that end inside, at and past a warp's run.
+#[test]
+fn loads_in_loops_prefetch_the_next_run() {
+    let m = direct::module(GRID_STRIDE_SUM);
+    for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
+        let opts = warpjit_jit::JitOptions {
+            target,
+            ..warpjit_jit::JitOptions::default()
+        };
+        let ir = warpjit_jit::compile(&m, &opts)
+            .expect("compiles")
+            .llvm_ir()
+            .expect("IR");
+        assert_eq!(ir.matches("call void @llvm.prefetch").count(), 1, "{ir}");
+    }
+    let loop_free = direct::module(
+        "buffer @data[0]: u32
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %addr = shl %i, 2
+  %x = load.u32 @data, %addr
+  %y = add %x, 1
+  store.u32 @data, %addr, %y
+}",
+    );
+    let ir = warpjit_jit::compile(&loop_free, &warpjit_jit::JitOptions::default())
+        .expect("compiles")
+        .llvm_ir()
+        .expect("IR");
+    assert!(!ir.contains("llvm.prefetch"), "{ir}");
+    let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+    let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
+        .map(|n| vec![n])
+        .to_vec();
+    let buffers = vec![pattern(1500, 7), vec![0; 3 * 64 * 4]];
+    same_as_interpreter(GRID_STRIDE_SUM, &cfg, &params, &buffers);
+}

@@ -572,6 +572,9 @@ fn run_load<'ctx>(
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
+    if fl.in_loop() {
+        prefetch_next_run(fl, run.start)?;
+    }
     if count == 1 {
         return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
     }
@@ -593,6 +596,39 @@ fn run_load<'ctx>(
             )?)
         })
         .collect()
+}
+
+/// Prefetches where a load in a loop will read next: its start plus the
+/// distance it moved since the last iteration. In a grid-stride loop each
+/// warp's run moves by the whole grid's width, far more than a page, which
+/// the hardware prefetchers do not follow, so every iteration waited for
+/// memory. (The first iteration prefetches its own start; a prefetch never
+/// faults.)
+fn prefetch_next_run<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    start: inkwell::values::PointerValue<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let i64t = e.i64();
+    let here = b.build_ptr_to_int(start, i64t, "")?;
+    let slot = e.entry_slot(i64t.const_zero().into(), "last_start")?;
+    let last = b.build_load(i64t, slot, "")?.into_int_value();
+    b.build_store(slot, here)?;
+    let first = b.build_int_compare(IntPredicate::EQ, last, i64t.const_zero(), "")?;
+    let moved = b.build_int_sub(here, last, "")?;
+    let moved = b
+        .build_select(first, i64t.const_zero(), moved, "")?
+        .into_int_value();
+    // SAFETY (for LLVM): only prefetched, never dereferenced.
+    let next = unsafe { b.build_gep(e.cx.i8_type(), start, &[moved], "")? };
+    let int = |v: u64| e.i32().const_int(v, false).into();
+    // A read, kept in all cache levels, of data.
+    e.call_void_intrinsic(
+        "llvm.prefetch",
+        &[next.get_type().into()],
+        &[next.into(), int(0), int(3), int(1)],
+    )
 }
 
 /// The components of a run that is inside the memory: one masked vector

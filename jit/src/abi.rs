@@ -161,6 +161,9 @@ pub mod offsets {
 /// consecutive contexts in order and returns how many it ran. It returns
 /// early, after the warp, when a warp faulted (`first_fault_kind` set) or
 /// ran out of fuel, so the caller sees each such warp before the next runs.
+/// The contexts of one call are warps of one workgroup: the compiled code
+/// reads what they share (params, buffers, shared memories, workgroup id,
+/// size and count, SM fields) from the first.
 pub type KernelFn = unsafe extern "C" fn(contexts: *mut WarpContext, count: u64) -> u64;
 
 /// The runtime function a `barrier` with active lanes calls:

@@ -311,6 +311,13 @@ impl<'ctx> Emit<'ctx, '_> {
         ty: impl inkwell::types::BasicType<'ctx>,
         name: &str,
     ) -> Result<PointerValue<'ctx>, JitError> {
+        self.at_entry(|| Ok(self.b.build_alloca(ty, name)?))
+    }
+
+    /// Builds with `build` at the start of the current function's entry
+    /// block, then goes back to where the builder was: what is built there
+    /// runs once per call, before anything else.
+    pub fn at_entry<T>(&self, build: impl FnOnce() -> Result<T, JitError>) -> Result<T, JitError> {
         let here = self.current_block()?;
         let entry = here
             .get_parent()
@@ -320,9 +327,9 @@ impl<'ctx> Emit<'ctx, '_> {
             Some(first) => self.b.position_before(&first),
             None => self.b.position_at_end(entry),
         }
-        let slot = self.b.build_alloca(ty, name);
+        let built = build();
         self.b.position_at_end(here);
-        Ok(slot?)
+        built
     }
 
     /// A stack slot as [`Emit::entry_alloca`] makes, holding `initial`

@@ -97,6 +97,8 @@ pub fn lower_module<'ctx>(
             params.push(e.vec_type(f.value_type(*p)).into());
         }
         params.extend(f.results.iter().map(|_| BasicMetadataTypeEnum::from(ptr)));
+        // The first context of the call: its workgroup's fields.
+        params.push(ptr.into());
         let fty = cx.void_type().fn_type(&params, false);
         let func = llmod.add_function(&format!("f{i}.{}", f.name), fty, Some(Linkage::Internal));
         for a in attrs {
@@ -204,7 +206,10 @@ fn warp_entry<'ctx>(
     // SAFETY: the caller passes `count` consecutive contexts.
     let ctxp = unsafe { b.build_gep(cx.i8_type(), contexts, &[offset], "ctx")? };
     let mask = e.bits_to_mask(warp_bits(e, ctxp, whole_warps, offsets::ENTRY_MASK)?)?;
-    let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into()];
+    // Every context of one call is of one workgroup: its fields read from
+    // the first are the same in each warp, and LLVM hoists them out of
+    // the loop.
+    let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into(), contexts.into()];
     b.build_call(kernel, &args, "")?;
     let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
     let stop = match runs {
@@ -268,6 +273,9 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// This function's index in the module.
     pub func_index: u32,
     pub ctxp: PointerValue<'ctx>,
+    /// The first warp context of the call, for the fields every warp of
+    /// the workgroup shares (`workgroup_field`).
+    pub group: PointerValue<'ctx>,
     pub values: Vec<Option<VectorValue<'ctx>>>,
     pub vars: Vec<PointerValue<'ctx>>,
     pub results: Vec<PointerValue<'ctx>>,
@@ -334,6 +342,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let results = (0..f.results.len() as u32)
             .map(|i| Ok(param(base + i)?.into_pointer_value()))
             .collect::<Result<Vec<_>, JitError>>()?;
+        let group = param(base + f.results.len() as u32)?.into_pointer_value();
         let live_now = e.bits_to_mask(warp_bits(e, ctxp, whole, offsets::LIVE_MASK)?)?;
         let mask = ExecMask::new(e, returned, live, entry_mask, live_now)?;
         let mut fl = FnLowering {
@@ -344,6 +353,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             funcs,
             func_index,
             ctxp,
+            group,
             values,
             vars,
             results,
@@ -707,7 +717,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let ty = self.module.params[p.0 as usize].ty;
                 let params = e
                     .load_invariant(
-                        self.ctxp,
+                        self.group,
                         offsets::PARAMS,
                         e.cx.ptr_type(Default::default()).into(),
                         8,
@@ -930,6 +940,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             slots.push((slot, vt));
             args.push(slot.into());
         }
+        args.push(self.group.into());
         e.b.build_call(target, &args, "")?;
         let bits = e
             .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?

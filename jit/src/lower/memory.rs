@@ -73,13 +73,21 @@ pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<
             });
         }
     };
-    let spans = e
-        .load_invariant(fl.ctxp, table, ptr_t.into(), 8)?
-        .into_pointer_value();
+    // Loaded where the function starts, so they run unconditionally and
+    // LLVM can hoist them out of a loop over a workgroup's warps.
     let at = u64::from(index) * offsets::SPAN_SIZE;
-    let base = e
-        .load_invariant(spans, at, ptr_t.into(), 8)?
-        .into_pointer_value();
+    let (base, len) = e.at_entry(|| {
+        let spans = e
+            .load_invariant(fl.group, table, ptr_t.into(), 8)?
+            .into_pointer_value();
+        let base = e
+            .load_invariant(spans, at, ptr_t.into(), 8)?
+            .into_pointer_value();
+        let len = e
+            .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+            .into_int_value();
+        Ok((base, len))
+    })?;
     let len = match mem {
         // Every workgroup's shared array has its declared size: as a
         // constant, it lets LLVM drop bounds tests that the address's range
@@ -92,9 +100,7 @@ pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<
                 .ok_or_else(|| JitError::Internal(format!("no shared array {s}")))?;
             e.i64().const_int(u64::from(decl.size), false)
         }
-        _ => e
-            .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
-            .into_int_value(),
+        _ => len,
     };
     Ok(Span {
         base,

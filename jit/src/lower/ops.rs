@@ -249,6 +249,14 @@ fn ctx_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, JitE
     e.splat(v)
 }
 
+/// A field every warp of the workgroup shares, read from the call's first
+/// context so LLVM can hoist it out of the loop over the warps.
+fn group_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let v = e.load_invariant(fl.group, offset, e.i32().into(), 4)?;
+    e.splat(v)
+}
+
 fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let local_index = || -> Result<V<'ctx>, JitError> {
@@ -258,18 +266,18 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
     };
     let size = |d: Dim| match e.workgroup {
         Some(size) => Ok(e.splat_int(32, u64::from(size[d.index()]))),
-        None => ctx_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64),
+        None => group_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64),
     };
     let local_id = |d: Dim| local_id(fl, d);
     Ok(match b {
         Builtin::GlobalId(d) => {
-            let wg = ctx_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?;
+            let wg = group_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?;
             let base = e.b.build_int_mul(wg, size(d)?, "")?;
             e.b.build_int_add(base, local_id(d)?, "")?
         }
         Builtin::LocalId(d) => local_id(d)?,
-        Builtin::WorkgroupId(d) => ctx_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?,
-        Builtin::NumWorkgroups(d) => ctx_u32(fl, offsets::NUM_WORKGROUPS + 4 * d.index() as u64)?,
+        Builtin::WorkgroupId(d) => group_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?,
+        Builtin::NumWorkgroups(d) => group_u32(fl, offsets::NUM_WORKGROUPS + 4 * d.index() as u64)?,
         Builtin::WorkgroupSize(d) => size(d)?,
         Builtin::LocalIndex => local_index()?,
         Builtin::LaneId => lane_ids(fl),
@@ -279,10 +287,10 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         | Builtin::LaneMaskLe
         | Builtin::LaneMaskLt => e.lanes_const(32, |l| u64::from(lane_mask(b, l))),
         Builtin::WarpId => ctx_u32(fl, offsets::WARP_SLOT)?,
-        Builtin::SmId => ctx_u32(fl, offsets::SM_ID)?,
+        Builtin::SmId => group_u32(fl, offsets::SM_ID)?,
         Builtin::WarpSize => e.splat_int(32, 32),
-        Builtin::WarpsPerSm => ctx_u32(fl, offsets::WARPS_PER_SM)?,
-        Builtin::SmCount => ctx_u32(fl, offsets::SM_COUNT)?,
+        Builtin::WarpsPerSm => group_u32(fl, offsets::WARPS_PER_SM)?,
+        Builtin::SmCount => group_u32(fl, offsets::SM_COUNT)?,
         Builtin::IsHelper => {
             let h = e.splat(fl.helper_bits()?.into())?;
             let bit = e.b.build_right_shift(h, lane_ids(fl), false, "")?;
@@ -319,6 +327,10 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         e.workgroup
             .map(|size| int.const_int(u64::from(size[d]), false))
     };
+    let size_field = |offset: u64| -> Result<IntValue<'ctx>, JitError> {
+        Ok(e.load_invariant(fl.group, offset, int.into(), 4)?
+            .into_int_value())
+    };
     // Launch validation makes sizes non-zero; the maxima keep the
     // divisions total whatever the context holds.
     let at_least_one = |v: IntValue<'ctx>| -> Result<IntValue<'ctx>, JitError> {
@@ -328,11 +340,11 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
     };
     let sx = match known(0) {
         Some(sx) => sx,
-        None => at_least_one(field(offsets::WORKGROUP_SIZE)?)?,
+        None => at_least_one(size_field(offsets::WORKGROUP_SIZE)?)?,
     };
     let sy = match known(1) {
         Some(sy) => sy,
-        None => at_least_one(field(offsets::WORKGROUP_SIZE + 4)?)?,
+        None => at_least_one(size_field(offsets::WORKGROUP_SIZE + 4)?)?,
     };
     let warp = field(offsets::WARP_INDEX)?;
     let first = b.build_int_mul(warp, int.const_int(32, false), "")?;

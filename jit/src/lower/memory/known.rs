@@ -92,7 +92,7 @@ fn warp_in_one_row<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, Ji
     let b = &e.b;
     let size = |d: u64| -> Result<IntValue<'ctx>, JitError> {
         Ok(
-            e.load_invariant(fl.ctxp, offsets::WORKGROUP_SIZE + 4 * d, e.i32().into(), 4)?
+            e.load_invariant(fl.group, offsets::WORKGROUP_SIZE + 4 * d, e.i32().into(), 4)?
                 .into_int_value(),
         )
     };

@@ -354,16 +354,7 @@ kernel @main workgroup(64) {
 #[test]
 fn gathers_the_target_lacks_are_lane_loops() {
     let m = direct::module(TABLED);
-    let ir = |target| {
-        let opts = warpjit_jit::JitOptions {
-            target,
-            ..warpjit_jit::JitOptions::default()
-        };
-        warpjit_jit::compile(&m, &opts)
-            .expect("compiles")
-            .llvm_ir()
-            .expect("IR")
-    };
+    let ir = |target| optimised_ir(&m, target);
     let native = ir(warpjit_jit::Target::Native);
     assert!(native.contains("lane.each"), "{native}");
     if std::arch::is_x86_feature_detected!("avx512f") {
@@ -598,14 +589,7 @@ kernel @main workgroup(64) {
 fn loads_in_loops_prefetch_the_next_run() {
     let m = direct::module(GRID_STRIDE_SUM);
     for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
-        let opts = warpjit_jit::JitOptions {
-            target,
-            ..warpjit_jit::JitOptions::default()
-        };
-        let ir = warpjit_jit::compile(&m, &opts)
-            .expect("compiles")
-            .llvm_ir()
-            .expect("IR");
+        let ir = optimised_ir(&m, target);
         assert_eq!(ir.matches("call void @llvm.prefetch").count(), 1, "{ir}");
     }
     let loop_free = direct::module(
@@ -618,10 +602,7 @@ kernel @main workgroup(64) {
   store.u32 @data, %addr, %y
 }",
     );
-    let ir = warpjit_jit::compile(&loop_free, &warpjit_jit::JitOptions::default())
-        .expect("compiles")
-        .llvm_ir()
-        .expect("IR");
+    let ir = optimised_ir(&loop_free, warpjit_jit::Target::Native);
     assert!(!ir.contains("llvm.prefetch"), "{ir}");
     let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
     let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
@@ -629,4 +610,16 @@ kernel @main workgroup(64) {
         .to_vec();
     let buffers = vec![pattern(1500, 7), vec![0; 3 * 64 * 4]];
     same_as_interpreter(GRID_STRIDE_SUM, &cfg, &params, &buffers);
+}
+
+/// The optimised LLVM IR of `m` for `target`, code for any workgroup.
+fn optimised_ir(m: &warpjit_ir::VerifiedModule, target: warpjit_jit::Target) -> String {
+    let opts = warpjit_jit::JitOptions {
+        target,
+        ..warpjit_jit::JitOptions::default()
+    };
+    warpjit_jit::compile(m, &opts)
+        .expect("compiles")
+        .llvm_ir()
+        .expect("IR")
 }

@@ -180,6 +180,41 @@ impl<'ctx> Emit<'ctx, '_> {
     }
 
     /// True when any lane of `mask` is set (one test of the bit set).
+    /// The lowest lane of the lane bit set `bits`; lane 0 when it is
+    /// empty, so an extract at it stays defined.
+    pub fn lowest_lane(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        let n = self.count_zeros("llvm.cttz", bits, false)?;
+        Ok(self.b.build_and(n, self.i32().const_int(31, false), "")?)
+    }
+
+    /// The highest lane of the lane bit set `bits`; lane 0 when it is empty.
+    pub fn highest_lane(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        let n = self.count_zeros("llvm.ctlz", bits, false)?;
+        let lane = self
+            .b
+            .build_int_sub(self.i32().const_int(31, false), n, "")?;
+        Ok(self
+            .b
+            .build_and(lane, self.i32().const_int(31, false), "")?)
+    }
+
+    /// The lowest lane of `bits`, which holds at least one (poison if not).
+    pub fn lowest_lane_in(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        self.count_zeros("llvm.cttz", bits, true)
+    }
+
+    fn count_zeros(
+        &self,
+        name: &str,
+        bits: IntValue<'ctx>,
+        zero_is_poison: bool,
+    ) -> Result<IntValue<'ctx>, JitError> {
+        let poison = self.i1().const_int(u64::from(zero_is_poison), false);
+        Ok(self
+            .call_intrinsic(name, &[self.i32().into()], &[bits.into(), poison.into()])?
+            .into_int_value())
+    }
+
     pub fn any(&self, mask: VectorValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
         let bits = self.mask_to_bits(mask)?;
         Ok(self
@@ -339,19 +374,11 @@ impl<'ctx> Emit<'ctx, '_> {
         initial: BasicValueEnum<'ctx>,
         name: &str,
     ) -> Result<PointerValue<'ctx>, JitError> {
-        let slot = self.entry_alloca(initial.get_type(), name)?;
-        let here = self.current_block()?;
-        let alloca = slot
-            .as_instruction()
-            .ok_or_else(|| JitError::Internal("a stack slot that is no alloca".into()))?;
-        match (alloca.get_next_instruction(), alloca.get_parent()) {
-            (Some(next), _) => self.b.position_before(&next),
-            (None, Some(entry)) => self.b.position_at_end(entry),
-            (None, None) => return Err(JitError::Internal("an alloca outside a block".into())),
-        }
-        self.b.build_store(slot, initial)?;
-        self.b.position_at_end(here);
-        Ok(slot)
+        self.at_entry(|| {
+            let slot = self.b.build_alloca(initial.get_type(), name)?;
+            self.b.build_store(slot, initial)?;
+            Ok(slot)
+        })
     }
 
     /// The block the builder is emitting into (for phi edges).

@@ -66,9 +66,10 @@ pub fn lower_module<'ctx>(
     shared_routines: bool,
 ) -> Result<Lowered, JitError> {
     let whole_warps = opts.whole_warps;
-    let mut e = Emit::new(cx, llmod, features, shared_routines);
-    e.workgroup = opts.workgroup;
-    let e = e;
+    let e = Emit {
+        workgroup: opts.workgroup,
+        ..Emit::new(cx, llmod, features, shared_routines)
+    };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     // Frames aligned to the vector size, so spilled vectors are aligned:
     // without it LLVM realigns only frames that need it for other reasons

@@ -200,14 +200,7 @@ fn by_shape<'ctx>(
         let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
         // Some lanes (none or two or more) access: all the first one's
         // offset? With none, `first` is 32 & 31 = 0, a valid slot.
-        let first: IntValue = e
-            .call_intrinsic(
-                "llvm.cttz",
-                &[e.i32().into()],
-                &[bits.into(), e.i1().const_zero().into()],
-            )?
-            .into_int_value();
-        let first = b.build_and(first, e.i32().const_int(31, false), "")?;
+        let first = e.lowest_lane(bits)?;
         let off_t = lanes.offsets.get_type().get_element_type().into_int_type();
         let first64 = b.build_int_z_extend(first, e.i64(), "")?;
         // SAFETY (for LLVM): first < 32 indexes the 32-element copy.
@@ -559,13 +552,7 @@ fn one_lane<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let bits = e.mask_to_bits(lanes.mask)?;
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_int(1, false).into()],
-        )?
-        .into_int_value();
+    let lane = e.lowest_lane_in(bits)?;
     let off = b
         .build_extract_element(lanes.offsets, lane, "")?
         .into_int_value();
@@ -660,13 +647,7 @@ fn lane_loop<'ctx>(
     let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
     b.build_conditional_branch(any_lane(fl, bits)?, body, exit)?;
     b.position_at_end(body);
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_int(1, false).into()],
-        )?
-        .into_int_value();
+    let lane = e.lowest_lane_in(bits)?;
     let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
     // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
     let slot = |array: PointerValue<'ctx>, t| unsafe { b.build_gep(t, array, &[lane64], "") };

@@ -190,7 +190,7 @@ fn record_faults<'ctx>(
     span: &Span<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
-    let lane = lane_at(fl, bits, End::Lowest)?;
+    let lane = fl.e.lowest_lane(bits)?;
     let address = e.b.build_extract_element(addrs, lane, "")?.into_int_value();
     let address = e.b.build_int_z_extend_or_bit_cast(address, e.i64(), "")?;
     let i32c = |v: u32| e.i32().const_int(u64::from(v), false);
@@ -289,38 +289,6 @@ pub(super) fn any_lane<'ctx>(
 ) -> Result<IntValue<'ctx>, JitError> {
     let e = fl.e;
     Ok(e.b.build_int_compare(IntPredicate::NE, bits, e.i32().const_zero(), "")?)
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum End {
-    Lowest,
-    Highest,
-}
-
-/// The lowest or highest lane in the bit set `bits` (some lane below 32
-/// when it is empty, so an extract with it stays defined).
-fn lane_at<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    bits: IntValue<'ctx>,
-    end: End,
-) -> Result<IntValue<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let highest = end == End::Highest;
-    let name = if highest { "llvm.ctlz" } else { "llvm.cttz" };
-    let n: IntValue = e
-        .call_intrinsic(
-            name,
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_zero().into()],
-        )?
-        .into_int_value();
-    let n = if highest {
-        b.build_int_sub(e.i32().const_int(31, false), n, "")?
-    } else {
-        n
-    };
-    Ok(b.build_and(n, e.i32().const_int(31, false), "")?)
 }
 
 /// Whether every active lane of `m` has `actual` equal to `expected`.
@@ -628,8 +596,8 @@ fn address_shape<'ctx>(
     let w = addr_ty.bits();
     let bits = e.mask_to_bits(m)?;
     let some = any_lane(fl, bits)?;
-    let first = lane_at(fl, bits, End::Lowest)?;
-    let last = lane_at(fl, bits, End::Highest)?;
+    let first = fl.e.lowest_lane(bits)?;
+    let last = fl.e.highest_lane(bits)?;
     let at_w = b.build_extract_element(addr, first, "")?.into_int_value();
     let last_w = b.build_extract_element(addr, last, "")?.into_int_value();
     // Some lane is active and every active lane's address is `v`'s.

@@ -22,8 +22,8 @@
 
 use super::{
     aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
-    join_components, lane_at, lanes_load, lanes_store, masked_load, masked_store, record_faults,
-    run_start, span, End, V,
+    join_components, lanes_load, lanes_store, masked_load, masked_store, record_faults, run_start,
+    span, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -346,7 +346,7 @@ fn same_address_load<'ctx>(
     let b = &e.b;
     let vt = elem_vec(fl, format.elem);
     let bits = e.mask_to_bits(m)?;
-    let first = lane_at(fl, bits, End::Lowest)?;
+    let first = fl.e.lowest_lane(bits)?;
     let (_, at) = lanes.reference(fl, first)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
@@ -387,7 +387,7 @@ fn same_address_store<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let bits = e.mask_to_bits(m)?;
-    let last = lane_at(fl, bits, End::Highest)?;
+    let last = fl.e.highest_lane(bits)?;
     let (_, at) = lanes.reference(fl, last)?;
     let span = span(fl, mem)?;
     let size = u64::from(format.bytes());
@@ -436,8 +436,8 @@ fn consecutive_run<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let bits = e.mask_to_bits(m)?;
-    let first = lane_at(fl, bits, End::Lowest)?;
-    let last = lane_at(fl, bits, End::Highest)?;
+    let first = fl.e.lowest_lane(bits)?;
+    let last = fl.e.highest_lane(bits)?;
     let (reference, at_ref) = lanes.reference(fl, first)?;
     // Lane `l`'s address is `at_ref + (l - reference) * size` modulo the
     // address width (the reference lane is at or below the first active
@@ -482,7 +482,7 @@ fn tile<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let bits = e.mask_to_bits(m)?;
-    let first = lane_at(fl, bits, End::Lowest)?;
+    let first = fl.e.lowest_lane(bits)?;
     let (reference, at_ref) = lanes.reference(fl, first)?;
     // The reference lane is element `reference % width` of the tile.
     let within = b.build_and(

@@ -95,13 +95,7 @@ fn each_lane<'ctx>(
     let any = b.build_int_compare(IntPredicate::NE, left, e.i32().const_zero(), "")?;
     b.build_conditional_branch(any, lane_bb, exit)?;
     b.position_at_end(lane_bb);
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[left.into(), e.i1().const_int(1, false).into()],
-        )?
-        .into_int_value();
+    let lane = e.lowest_lane_in(left)?;
     let off_t = off_vt.get_element_type();
     let off = e
         .load_aligned(

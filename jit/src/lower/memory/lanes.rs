@@ -23,7 +23,7 @@ use super::{
     inside_memory, join_components, Span, V,
 };
 use crate::abi;
-use crate::emit::{Emit, LANES};
+use crate::emit::Emit;
 use crate::lower::FnLowering;
 use crate::JitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -613,18 +613,8 @@ fn address_shape<'ctx>(
     let b = &e.b;
     let mask = e.bits_to_mask(v.bits)?;
     let some = b.build_int_compare(IntPredicate::NE, v.bits, e.i32().const_zero(), "")?;
-    let bit_count = |name: &str| -> Result<IntValue<'ctx>, JitError> {
-        Ok(e.call_intrinsic(
-            name,
-            &[e.i32().into()],
-            &[v.bits.into(), e.i1().const_zero().into()],
-        )?
-        .into_int_value())
-    };
-    let lane_mask = e.i32().const_int(u64::from(LANES - 1), false);
-    let first = b.build_and(bit_count("llvm.cttz")?, lane_mask, "")?;
-    let top = b.build_int_sub(e.i32().const_int(31, false), bit_count("llvm.ctlz")?, "")?;
-    let last = b.build_and(top, lane_mask, "")?;
+    let first = e.lowest_lane(v.bits)?;
+    let last = e.highest_lane(v.bits)?;
     let at32 = b.build_extract_element(v.addr, first, "")?.into_int_value();
     let last32 = b.build_extract_element(v.addr, last, "")?.into_int_value();
     // Some lane is active and every active lane's address is `expected`'s.
@@ -743,14 +733,7 @@ fn record_faults<'ctx>(
     site_index_function: [BasicValueEnum<'ctx>; 3],
 ) -> Result<(), JitError> {
     let b = &e.b;
-    let lane: IntValue = e
-        .call_intrinsic(
-            "llvm.cttz",
-            &[e.i32().into()],
-            &[bits.into(), e.i1().const_int(1, false).into()],
-        )?
-        .into_int_value();
-    let lane = b.build_and(lane, e.i32().const_int(u64::from(LANES - 1), false), "")?;
+    let lane = e.lowest_lane(bits)?;
     let address = b.build_extract_element(addr, lane, "")?.into_int_value();
     let address = b.build_int_z_extend(address, e.i64(), "")?;
     let [site, index, function] = site_index_function;

@@ -179,7 +179,6 @@ impl<'ctx> Emit<'ctx, '_> {
             .into_int_value())
     }
 
-    /// True when any lane of `mask` is set (one test of the bit set).
     /// The lowest lane of the lane bit set `bits`; lane 0 when it is
     /// empty, so an extract at it stays defined.
     pub fn lowest_lane(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {

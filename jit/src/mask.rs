@@ -17,19 +17,29 @@
 
 use crate::emit::{Emit, LANES};
 use crate::JitError;
-use inkwell::values::{PointerValue, VectorValue};
+use inkwell::values::{AsValueRef, PointerValue, VectorValue};
 
 struct LoopFrame<'ctx> {
     active: PointerValue<'ctx>,
     cont: PointerValue<'ctx>,
     /// The condition stack of the enclosing loop level.
-    outer_conds: Vec<VectorValue<'ctx>>,
+    outer_conds: Vec<Side<'ctx>>,
+    /// [`ExecMask::lane_bound`] when the loop was entered.
+    bound: u32,
+}
+
+/// The mask of an `if` side, and the lanes it can have at most (known at
+/// compile time when its condition is a constant, as `lane_id == 0` is).
+#[derive(Clone, Copy)]
+struct Side<'ctx> {
+    mask: VectorValue<'ctx>,
+    bound: u32,
 }
 
 pub struct ExecMask<'ctx> {
     returned: PointerValue<'ctx>,
     live: PointerValue<'ctx>,
-    conds: Vec<VectorValue<'ctx>>,
+    conds: Vec<Side<'ctx>>,
     loops: Vec<LoopFrame<'ctx>>,
 }
 
@@ -69,7 +79,7 @@ impl<'ctx> ExecMask<'ctx> {
         let live = self.load(e, self.live)?;
         m = e.b.build_and(m, live, "")?;
         if let Some(c) = self.conds.last() {
-            m = e.b.build_and(m, *c, "")?;
+            m = e.b.build_and(m, c.mask, "")?;
         }
         if let Some(l) = self.loops.last() {
             let a = self.load(e, l.active)?;
@@ -89,8 +99,24 @@ impl<'ctx> ExecMask<'ctx> {
     ) -> Result<VectorValue<'ctx>, JitError> {
         let m = self.current(e)?;
         let side = e.b.build_and(m, cond, "")?;
-        self.conds.push(side);
+        self.push_side(side, cond);
         Ok(side)
+    }
+
+    /// Pushes `mask`, whose lanes are among those of `within`.
+    fn push_side(&mut self, mask: VectorValue<'ctx>, within: VectorValue<'ctx>) {
+        let bound = self.lane_bound() & constant_lanes(within).unwrap_or(u32::MAX);
+        self.conds.push(Side { mask, bound });
+    }
+
+    /// A constant set of lanes that holds every active lane: all 32 but
+    /// under an `if` on a constant condition.
+    pub fn lane_bound(&self) -> u32 {
+        match (self.conds.last(), self.loops.last()) {
+            (Some(c), _) => c.bound,
+            (None, Some(l)) => l.bound,
+            (None, None) => u32::MAX,
+        }
     }
 
     /// `active & !cond`: the else side of the condition `cond` as seen now.
@@ -106,7 +132,7 @@ impl<'ctx> ExecMask<'ctx> {
 
     /// Enters an `if` side whose mask was computed before (`else`).
     pub fn push_mask(&mut self, side: VectorValue<'ctx>) {
-        self.conds.push(side);
+        self.push_side(side, side);
     }
 
     pub fn pop_cond(&mut self) {
@@ -123,11 +149,13 @@ impl<'ctx> ExecMask<'ctx> {
         let m = self.current(e)?;
         e.b.build_store(active, m)?;
         e.b.build_store(cont, e.all_lanes())?;
+        let bound = self.lane_bound();
         let outer_conds = std::mem::take(&mut self.conds);
         self.loops.push(LoopFrame {
             active,
             cont,
             outer_conds,
+            bound,
         });
         Ok(())
     }
@@ -199,4 +227,28 @@ impl<'ctx> ExecMask<'ctx> {
         e.b.build_store(self.live, live)?;
         Ok(())
     }
+}
+
+/// The lanes of `mask` when it is a constant.
+fn constant_lanes(mask: VectorValue<'_>) -> Option<u32> {
+    use inkwell::llvm_sys::core::LLVMIsAConstantInt;
+    use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetAggregateElement};
+    if !mask.is_const() {
+        return None;
+    }
+    let mut bits = 0;
+    for lane in 0..LANES {
+        // SAFETY: `mask` is a constant vector of `LANES` elements;
+        // `LLVMGetAggregateElement` gives null for an element it cannot
+        // name, which is tested before the element is read.
+        let set = unsafe {
+            let x = LLVMGetAggregateElement(mask.as_value_ref(), lane);
+            if x.is_null() || LLVMIsAConstantInt(x).is_null() {
+                return None;
+            }
+            LLVMConstIntGetZExtValue(x) != 0
+        };
+        bits |= u32::from(set) << lane;
+    }
+    Some(bits)
 }

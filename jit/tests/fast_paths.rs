@@ -623,3 +623,82 @@ fn optimised_ir(m: &warpjit_ir::VerifiedModule, target: warpjit_jit::Target) -> 
         .llvm_ir()
         .expect("IR")
 }
+
+/// Atomics under `if lane_id == k`: the JIT takes lane `k`'s operands
+/// without searching the mask for it. Nested in a run-time condition and
+/// a loop, on the else side of such a test (many lanes), on shared memory,
+/// and at addresses out of bounds.
+const ONE_LANE_ATOMICS: &str = "
+param %slot: i32
+param %n: i32
+buffer @out[0]: u32
+buffer @sum[1]: u32
+shared @scratch[64]
+
+kernel @main workgroup(64) {
+  var $old: i32
+  var $j: i32
+  %i = global_id.x
+  %lane = lane_id
+  %v = mul %i, 2654435761
+  %is5 = cmp.eq %lane, 5
+  if %is5 {
+    $old = atom.add.u32 @sum, %slot, %v
+  }
+  %in = cmp.lt.u %i, %n
+  if %in {
+    loop {
+      %done = cmp.ge.s $j, 3
+      if %done {
+        break
+      }
+      %is31 = cmp.eq %lane, 31
+      if %is31 {
+        %w = add %v, $j
+        %o = atom.max.u32 @sum, 4, %w
+        $old = xor $old, %o
+      }
+      $j = add $j, 1
+    }
+  }
+  %is7 = cmp.eq %lane, 7
+  if %is7 {
+  } else {
+    %x = atom.add.u32 @sum, 8, %lane
+    $old = add $old, %x
+  }
+  %is2 = cmp.eq %lane, 2
+  if %is2 {
+    %s = atom.add.u32 @scratch, 0, %v
+    %t = atom.cswap.u32 @sum, 12, 0, %v
+    %u = add %s, %t
+    $old = add $old, %u
+  }
+  %a = shl %i, 2
+  store.u32 @out, %a, $old
+}
+";
+
+#[test]
+fn atomics_of_one_constant_lane() {
+    let mut cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+    cfg.sm_count = 2;
+    let buffers = vec![vec![0u8; 3 * 64 * 4], pattern(16, 9)];
+    let params: Vec<Vec<u64>> = [[0u64, 0], [4, 40], [12, 192], [1000, 100]]
+        .map(|p| p.to_vec())
+        .to_vec();
+    same_as_interpreter(ONE_LANE_ATOMICS, &cfg, &params, &buffers);
+    let ir = optimised_ir(
+        &direct::module(ONE_LANE_ATOMICS),
+        warpjit_jit::Target::Native,
+    );
+    // Each one-lane update reads its lane's value at a constant index.
+    let extracts = |lane: u32| {
+        ir.lines()
+            .filter(|l| l.contains("extractelement") && l.ends_with(&format!(", i64 {lane}")))
+            .count()
+    };
+    for lane in [5, 31, 2] {
+        assert!(extracts(lane) > 0, "no extract at lane {lane}: {ir}");
+    }
+}

@@ -46,6 +46,8 @@ struct Lanes<'ctx> {
     base: PointerValue<'ctx>,
     offsets: V<'ctx>,
     mask: V<'ctx>,
+    /// The one lane that can access, when the execution mask says so.
+    only_lane: Option<u32>,
 }
 
 /// `atom.OP.FMT @mem, addr, v` (`cswap`: `v` is the compared value, `v2`
@@ -81,6 +83,7 @@ pub fn atomic<'ctx>(
                     base: a.base,
                     offsets: a.offsets,
                     mask: a.mask,
+                    only_lane: only_lane(fl),
                 }
             };
             let via = if fl.posts_to(buffer) {
@@ -94,6 +97,14 @@ pub fn atomic<'ctx>(
             "atomics on private arrays are rejected by the verifier".into(),
         )),
     }
+}
+
+/// The one lane that can be active, when the conditions around the
+/// access say so at compile time (`if lane_id == k`): LLVM cannot tell
+/// that the lowest lane of such a mask, and-ed with run-time tests, is `k`.
+fn only_lane(fl: &FnLowering<'_, '_>) -> Option<u32> {
+    let bound = fl.mask.lane_bound();
+    (bound.count_ones() == 1).then_some(bound.trailing_zeros())
 }
 
 /// How one update reaches memory.
@@ -136,6 +147,7 @@ fn narrow_access<'ctx>(
             base: a.base,
             offsets,
             mask: a.mask,
+            only_lane: only_lane(fl),
         });
     }
     let span = span(fl, mem)?;
@@ -150,6 +162,7 @@ fn narrow_access<'ctx>(
         base: span.base,
         offsets,
         mask: ok,
+        only_lane: only_lane(fl),
     })
 }
 
@@ -551,8 +564,10 @@ fn one_lane<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let bits = e.mask_to_bits(lanes.mask)?;
-    let lane = e.lowest_lane_in(bits)?;
+    let lane = match lanes.only_lane {
+        Some(k) => e.i32().const_int(k.into(), false),
+        None => e.lowest_lane_in(e.mask_to_bits(lanes.mask)?)?,
+    };
     let off = b
         .build_extract_element(lanes.offsets, lane, "")?
         .into_int_value();

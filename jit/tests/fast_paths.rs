@@ -702,3 +702,38 @@ fn atomics_of_one_constant_lane() {
         assert!(extracts(lane) > 0, "no extract at lane {lane}: {ir}");
     }
 }
+
+/// Runs guarded by `i < n` over buffers of exactly `n` elements: the last
+/// warp's run leaves the buffer in its inactive lanes only, which must not
+/// fault; i32 and i64 addresses.
+const GUARDED_RUNS: &str = "
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+buffer @wide[2]: u16
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %in = cmp.lt.u %i, %n
+  if %in {
+    %a = shl %i, 2
+    %v = load.u32 @src, %a
+    %w = add %v, %i
+    store.u32 @dst, %a, %w
+    %h = shl %i, 1
+    %h64 = cvt.u64.u32 %h
+    %x = load.u16 @wide, %h64
+    %y = xor %x, %w
+    store.u16 @wide, %h64, %y
+  }
+}
+";
+
+#[test]
+fn runs_that_leave_the_buffer_in_inactive_lanes() {
+    for n in [0usize, 1, 31, 33, 100, 128, 192] {
+        let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+        let buffers = vec![pattern(4 * n, 3), vec![0u8; 4 * n], pattern(2 * n, 5)];
+        same_as_interpreter(GUARDED_RUNS, &cfg, &[vec![n as u64]], &buffers);
+    }
+}

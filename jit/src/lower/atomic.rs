@@ -46,8 +46,6 @@ struct Lanes<'ctx> {
     base: PointerValue<'ctx>,
     offsets: V<'ctx>,
     mask: V<'ctx>,
-    /// The one lane that can access, when the execution mask says so.
-    only_lane: Option<u32>,
 }
 
 /// `atom.OP.FMT @mem, addr, v` (`cswap`: `v` is the compared value, `v2`
@@ -83,7 +81,6 @@ pub fn atomic<'ctx>(
                     base: a.base,
                     offsets: a.offsets,
                     mask: a.mask,
-                    only_lane: only_lane(fl),
                 }
             };
             let via = if fl.posts_to(buffer) {
@@ -147,7 +144,6 @@ fn narrow_access<'ctx>(
             base: a.base,
             offsets,
             mask: a.mask,
-            only_lane: only_lane(fl),
         });
     }
     let span = span(fl, mem)?;
@@ -162,7 +158,6 @@ fn narrow_access<'ctx>(
         base: span.base,
         offsets,
         mask: ok,
-        only_lane: only_lane(fl),
     })
 }
 
@@ -564,7 +559,7 @@ fn one_lane<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let lane = match lanes.only_lane {
+    let lane = match only_lane(fl) {
         Some(k) => e.i32().const_int(k.into(), false),
         None => e.lowest_lane_in(e.mask_to_bits(lanes.mask)?)?,
     };

@@ -13,7 +13,9 @@
 //! per warp laid out here:
 //! - the lanes that returned (a 32-bit mask);
 //! - every value defined by a statement of the body and used in a later
-//!   phase (values defined in nested blocks are not visible outside them);
+//!   phase (values defined in nested blocks are not visible outside them),
+//!   except those a later phase recomputes: IDs, constants, parameters and
+//!   cheap lane-wise arithmetic on them ([`recomputable`]);
 //! - every variable, and every private array.
 //!
 //! The live and helper masks are in the warp's context already.
@@ -23,7 +25,7 @@ use crate::abi::offsets;
 use crate::JitError;
 use inkwell::values::PointerValue;
 use std::ops::Range;
-use warpjit_ir::{walk_stmt, Function, Op, Operand, Place, Stmt, Type, ValueId};
+use warpjit_ir::{walk_stmt, BinaryOp, Builtin, Function, Op, Operand, Place, Stmt, Type, ValueId};
 
 /// Where a phase-split kernel keeps each thing it carries across phases,
 /// as byte offsets into the warp's phase state (each slot 64-byte aligned).
@@ -37,6 +39,10 @@ pub struct PhaseLayout {
     /// and those it defines (stored when it ends).
     pub loads: Vec<Vec<ValueId>>,
     pub saves: Vec<Vec<ValueId>>,
+    /// Per phase, the body's statements (in order) it runs again first:
+    /// those defining the earlier values it uses that are cheaper to
+    /// recompute than to keep (see [`recomputable`]).
+    pub recomputes: Vec<Vec<usize>>,
     pub vars: Vec<u32>,
     pub privates: Vec<u32>,
     /// The size of one warp's phase state.
@@ -108,6 +114,7 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
             read
         })
         .collect();
+    let recomputed_by = recomputable(stmts, f.values.len());
     let mut values = vec![None; f.values.len()];
     let mut defined_in = vec![usize::MAX; f.values.len()];
     let mut saves = vec![Vec::new(); phases.len()];
@@ -117,7 +124,8 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
             for place in &i.results {
                 let Place::Value(v) = place else { continue };
                 defined_in[v.0 as usize] = defining;
-                if used[defining + 1..].iter().any(|read| read[v.0 as usize]) {
+                let later = used[defining + 1..].iter().any(|read| read[v.0 as usize]);
+                if later && recomputed_by[v.0 as usize].is_none() {
                     values[v.0 as usize] = Some(slot(vector(f.value_type(*v)))?);
                     saves[defining].push(*v);
                 }
@@ -132,6 +140,30 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
                 .filter(|&v| read[v] && values[v].is_some() && defined_in[v] < phase)
                 .map(|v| ValueId(v as u32))
                 .collect()
+        })
+        .collect();
+    // Per phase, the statements that recompute what it reads of earlier
+    // phases' recomputable values, with the values those read in turn.
+    let recomputes = used
+        .iter()
+        .enumerate()
+        .map(|(phase, read)| {
+            let mut needed = vec![false; stmts.len()];
+            let mut pending: Vec<usize> = (0..f.values.len())
+                .filter(|&v| read[v] && defined_in[v] < phase)
+                .collect();
+            while let Some(v) = pending.pop() {
+                let Some(at) = recomputed_by[v] else { continue };
+                if std::mem::replace(&mut needed[at], true) {
+                    continue;
+                }
+                for o in stmts[at].operands() {
+                    if let Operand::Value(u) = o {
+                        pending.push(u.0 as usize);
+                    }
+                }
+            }
+            (0..stmts.len()).filter(|&at| needed[at]).collect()
         })
         .collect();
     let vars = f
@@ -149,10 +181,47 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
         values,
         loads,
         saves,
+        recomputes,
         vars,
         privates,
         bytes,
     })
+}
+
+/// Per value of the body, the statement that defines it when a later phase
+/// may run that statement again instead of keeping the value: a pure,
+/// lane-wise operation without division (IDs, constants, address
+/// arithmetic, compares) on constants, parameters and other such values.
+/// Recomputed, it stays visible to LLVM as what it is (a lane's id, a
+/// uniform value) rather than a load from the phase state.
+fn recomputable(stmts: &[Stmt], values: usize) -> Vec<Option<usize>> {
+    let mut by = vec![None; values];
+    for (at, s) in stmts.iter().enumerate() {
+        let Stmt::Inst(i) = s else { continue };
+        let pure = match &i.op {
+            Op::Mov | Op::Select | Op::Cmp(_) | Op::Bitcast(_) => true,
+            Op::Binary(op) => !matches!(
+                op,
+                BinaryOp::Div
+                    | BinaryOp::DivS
+                    | BinaryOp::DivU
+                    | BinaryOp::RemS
+                    | BinaryOp::RemU
+                    | BinaryOp::Pow
+            ),
+            Op::Builtin(b) => *b != Builtin::IsHelper,
+            _ => false,
+        };
+        let inputs_known = i.args.iter().all(|o| match o {
+            Operand::Const(_) | Operand::Param(_) => true,
+            Operand::Value(v) => by.get(v.0 as usize).is_some_and(Option::is_some),
+            Operand::Var(_) => false,
+        });
+        if let ([Place::Value(v)], true, true) = (i.results.as_slice(), pure, inputs_known) {
+            by[v.0 as usize] = Some(at);
+        }
+    }
+    by
 }
 
 /// Lowers the body of a kernel split into phases: a switch on the
@@ -224,6 +293,9 @@ pub(super) fn lower_phases<'ctx>(
                 let value = e.load_aligned(ty.into(), at(offset)?, SLOT_ALIGN)?;
                 fl.values[v.0 as usize] = Some(value.into_vector_value());
             }
+            for &again in &layout.recomputes[index] {
+                fl.stmt(&stmts[again])?;
+            }
         }
         for s in own {
             fl.stmt(s)?;
@@ -269,7 +341,7 @@ mod tests {
     #[test]
     fn barriers_in_the_body_split_it_and_values_used_later_get_slots() {
         let f = kernel(
-            "var $v: i32\n%a = lane_id\n%b = add %a, 1\nbarrier\n%c = add %a, 2\nstore.u32 @out, 4, %c\nbarrier\nstore.u32 @out, 0, %b",
+            "var $v: i32\n%a = load.u32 @out, 0\n%b = add %a, 1\nbarrier\n%c = add %a, 2\nstore.u32 @out, 4, %c\nbarrier\nstore.u32 @out, 0, %b",
         );
         let layout = layout(&f, &calls_barrier).expect("phased");
         assert_eq!(layout.phases, vec![0..2, 3..5, 6..7]);
@@ -285,9 +357,24 @@ mod tests {
             layout.saves,
             vec![vec![ValueId(0), ValueId(1)], vec![], vec![]]
         );
+        assert_eq!(layout.recomputes, vec![Vec::<usize>::new(); 3]);
         // Mask, %a, %b and $v: 128 bytes each after the mask's 64.
         assert_eq!(layout.vars.len(), 1);
         assert_eq!(layout.bytes, 64 + 3 * 128);
+    }
+
+    #[test]
+    fn ids_and_arithmetic_on_them_are_recomputed_not_kept() {
+        let f = kernel(
+            "%lane = lane_id\n%x = load.u32 @out, 0\n%at = shl %lane, 2\n%far = add %at, 64\n%q = div.u %lane, 3\nbarrier\nstore.u32 @out, %far, %x\nstore.u32 @out, %q, %x",
+        );
+        let layout = layout(&f, &calls_barrier).expect("phased");
+        // %x is loaded and %q divides: kept. %far is recomputed after
+        // %at and %lane, which it reads (statements 0, 2 and 3).
+        let slots: Vec<bool> = layout.values.iter().map(Option::is_some).collect();
+        assert_eq!(&slots[..5], &[false, true, false, false, true]);
+        assert_eq!(layout.recomputes, vec![vec![], vec![0, 2, 3]]);
+        assert_eq!(layout.loads, vec![vec![], vec![ValueId(1), ValueId(4)]]);
     }
 
     #[test]

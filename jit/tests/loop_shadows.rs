@@ -179,6 +179,111 @@ kernel @main workgroup(64) {
     );
 }
 
+/// Variables only an inner loop reads and writes: its next run, in the
+/// outer loop's next iteration, starts from what the last one left, so the
+/// shadows must reach the variables (`$seen`, `$count`, and `$deep` in a
+/// loop under an `if`), except where the outer loop assigns them first
+/// (`$fresh`). Per-lane trip counts leave lanes that ran the inner loop
+/// once, several times or never; the same nest in a called function.
+#[test]
+fn inner_loop_variables_carry_to_the_next_outer_iteration() {
+    same_as_interpreter(
+        "
+param %n: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+func @nest(%lane: i32) -> (i32) {
+  var $k: i32
+  var $m: i32
+  var $v: i32
+  %outer = min.u %lane, 4
+  %inner = rem.u %lane, 5
+  loop {
+    %k1 = add $k, 1
+    $k = mov %k1
+    %k_done = cmp.gt.u %k1, %outer
+    if %k_done {
+      break
+    }
+    $m = mov 0
+    loop {
+      %m1 = add $m, 1
+      $m = mov %m1
+      %m_go = cmp.le.u %m1, %inner
+      if %m_go {} else {
+        break
+      }
+      %v1 = mul $v, 3
+      $v = add %v1, %m1
+    }
+  }
+  return $v
+}
+kernel @main workgroup(64) {
+  var $i: i32
+  var $j: i32
+  var $seen: i32
+  var $count: i32
+  var $fresh: i32
+  var $deep: i32
+  %g = global_id.x
+  %a = shl %g, 2
+  %x = load.u32 @in, %a
+  %lane = lane_id
+  %outer = and %x, 3
+  %inner = rem.u %lane, 3
+  %o = shl %g, 4
+  %o4 = add %o, 4
+  %o8 = add %o, 8
+  %o12 = add %o, 12
+  loop {
+    %i_done = cmp.ge.u $i, %outer
+    if %i_done {
+      break
+    }
+    $j = mov 0
+    $fresh = mov %x
+    loop {
+      %j_done = cmp.ge.u $j, %inner
+      if %j_done {
+        break
+      }
+      %s = xor $seen, $fresh
+      $seen = add %s, $j
+      store.u32 @out, %o, $seen
+      store.u32 @out, %o4, $count
+      $count = add $count, 1
+      $fresh = add $fresh, $j
+      $j = add $j, 1
+    }
+    %odd = and %lane, 1
+    %is_odd = cmp.ne %odd, 0
+    if %is_odd {
+      loop {
+        %d_done = cmp.ge.u $deep, 40
+        if %d_done {
+          break
+        }
+        store.u32 @out, %o8, $deep
+        $deep = add $deep, 7
+        %step = and $deep, 8
+        %stop = cmp.ne %step, 0
+        if %stop {
+          break
+        }
+      }
+    }
+    $i = add $i, 1
+  }
+  %from_call = call @nest(%lane)
+  store.u32 @out, %o12, %from_call
+}
+",
+        100,
+        &[],
+    );
+}
+
 /// A loop with `continue` keeps the select: lanes that continued come
 /// back next iteration.
 #[test]

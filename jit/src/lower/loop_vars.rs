@@ -21,10 +21,11 @@
 //! waits for that. A loop inside another one is entered again, and its next
 //! run takes the variable as this one left it: that counts as a read
 //! outside, unless a statement of the loop's own block assigns the
-//! variable before it (as an outer loop resets an inner counter). Such a variable gets a shadow only when the loop's
-//! conditions depend on it: otherwise its select does not wait for a mask
-//! that waits for it, and the shadow would only hold one more vector in a
-//! register (nbody's accumulators: 8.5 to 9.3 ms with shadows).
+//! variable before it (as an outer loop resets an inner counter). Such a
+//! variable gets a shadow only when the loop's conditions depend on it:
+//! otherwise its select does not wait for a mask that waits for it, and the
+//! shadow would only hold one more vector in a register (nbody's
+//! accumulators: 8.5 to 9.3 ms with shadows).
 
 use warpjit_ir::{walk_block, Block, Function, Operand, Place, Stmt, ValueId, VarId};
 

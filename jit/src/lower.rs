@@ -295,9 +295,6 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// The loop frame whose lanes are all active at the builder's
     /// statement, if any: writes to its shadows skip the select.
     every_lane_frame: Option<usize>,
-    /// For the loop statement being entered: the variables that statements
-    /// of its own block assigned before it (in all its lanes).
-    assigned_before_loop: Vec<bool>,
     /// Per buffer: its atomic updates may be posted ([`posted`]).
     posted: &'a [Option<(AtomOp, NumFormat)>],
     start: KernelStart,
@@ -368,7 +365,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             shadow_frames: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
-            assigned_before_loop: Vec::new(),
             posted,
             start,
             may_demote,
@@ -480,19 +476,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     fn block(&mut self, block: &Block) -> Result<(), JitError> {
-        let mut assigned = vec![false; self.f.vars.len()];
         for s in &block.stmts {
-            match s {
-                Stmt::Loop { .. } => self.assigned_before_loop.clone_from(&assigned),
-                Stmt::Inst(i) => {
-                    for place in &i.results {
-                        if let Place::Var(v) = place {
-                            assigned[v.0 as usize] = true;
-                        }
-                    }
-                }
-                _ => {}
-            }
             self.stmt(s)?;
         }
         Ok(())
@@ -878,14 +862,11 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let e = self.e;
         let shapes = &self.shapes;
         let uniform = |s: &Stmt| shapes.condition(s) == Some(LaneShape::Uniform);
-        // In another loop, this one starts again from the variables as its
-        // last run left them, unless its block assigned them first.
-        let nested = self.in_loop();
-        let assigned = std::mem::take(&mut self.assigned_before_loop);
-        let reentered = |v: usize| nested && !assigned.get(v).copied().unwrap_or(false);
-        let shadows = loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform, &reentered);
         let mut frame = Vec::new();
-        for (v, shadow) in shadows.into_iter().enumerate() {
+        for (v, shadow) in loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform)
+            .into_iter()
+            .enumerate()
+        {
             frame.push(match shadow {
                 Some(shadow) => {
                     let ty = e.vec_type(self.f.vars[v].ty);

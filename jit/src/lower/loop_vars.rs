@@ -41,16 +41,14 @@ pub struct Shadow {
 /// loop reads and writes in every lane somewhere. `reads` counts each
 /// variable's reads in the whole function ([`var_reads`] of its body);
 /// `uniform` says whether an `if`'s condition is the same in all active
-/// lanes; `reentered` says which variables the loop's next entry takes
-/// from what this run leaves (it sits in another loop and nothing assigns
-/// them in between), which counts as a read outside. Empty when the loop
+/// lanes. A variable the loop's next run takes from this one
+/// ([`carried_to_next_run`]) counts as read outside. Empty when the loop
 /// has a `continue`.
 pub fn loop_shadows(
     f: &Function,
     reads: &[usize],
     body: &Block,
     uniform: &dyn Fn(&Stmt) -> bool,
-    reentered: &dyn Fn(usize) -> bool,
 ) -> Vec<Option<Shadow>> {
     let mut shadows = vec![None; f.vars.len()];
     if continues(body) {
@@ -60,13 +58,64 @@ pub fn loop_shadows(
     every_lane_writes(body, uniform, &mut written);
     let inside = var_reads(f, body);
     let steering = ConditionInputs::of(f, body);
+    let carried = carried_to_next_run(f, body);
     for (v, shadow) in shadows.iter_mut().enumerate() {
-        let read_outside = reads.get(v).is_some_and(|&all| all > inside[v]) || reentered(v);
+        let read_outside = reads.get(v).is_some_and(|&all| all > inside[v]) || carried[v];
         if written[v] && inside[v] > 0 && (!read_outside || steering.vars[v]) {
             *shadow = Some(Shadow { read_outside });
         }
     }
     shadows
+}
+
+/// Per variable: whether the next run of the loop whose body is `body` (a
+/// block of `f`) starts from the variable as this run leaves it. That is
+/// so when the loop sits inside another loop, unless a statement of the
+/// loop's own block assigns the variable before it (in all the lanes that
+/// reach the loop), as an outer loop resets an inner counter.
+pub fn carried_to_next_run(f: &Function, body: &Block) -> Vec<bool> {
+    let mut carried = vec![false; f.vars.len()];
+    find_loop(&f.body, body, false, &mut carried);
+    carried
+}
+
+/// Looks for the loop whose body is `target` in `block` (inside a loop when
+/// `in_loop`); when found, fills `carried` and returns true.
+fn find_loop(block: &Block, target: &Block, in_loop: bool, carried: &mut [bool]) -> bool {
+    let mut assigned = vec![false; carried.len()];
+    for s in &block.stmts {
+        let found = match s {
+            Stmt::Loop { body, .. } if std::ptr::eq(body, target) => {
+                for (c, a) in carried.iter_mut().zip(&assigned) {
+                    *c = in_loop && !a;
+                }
+                true
+            }
+            Stmt::Loop { body, .. } => find_loop(body, target, true, carried),
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                find_loop(then_body, target, in_loop, carried)
+                    || find_loop(else_body, target, in_loop, carried)
+            }
+            Stmt::Ordered { body, .. } => find_loop(body, target, in_loop, carried),
+            Stmt::Inst(i) => {
+                for place in &i.results {
+                    if let Place::Var(v) = place {
+                        assigned[v.0 as usize] = true;
+                    }
+                }
+                false
+            }
+            _ => false,
+        };
+        if found {
+            return true;
+        }
+    }
+    false
 }
 
 /// The values and variables a loop's `if` conditions and `ordered` keys
@@ -222,7 +271,7 @@ mod tests {
                 _ => None,
             })
             .expect("a loop");
-        loop_shadows(f, &var_reads(f, &f.body), body, &|_| false, &|_| false)
+        loop_shadows(f, &var_reads(f, &f.body), body, &|_| false)
             .into_iter()
             .zip(&f.vars)
             .filter_map(|(s, v)| s.map(|s| (v.name.clone(), s)))
@@ -308,5 +357,66 @@ kernel @main workgroup(32) {
 ",
         );
         assert!(divergent.is_empty());
+    }
+
+    /// `carried_to_next_run` of each loop of `@main` in program order, as
+    /// the names of the carried variables.
+    fn carried(text: &str) -> Vec<Vec<String>> {
+        let m = warpjit_ir::text::parse(text).expect("parses");
+        let f = &m.functions[0];
+        let mut bodies = Vec::new();
+        walk_block(&f.body, &mut |s| {
+            if let Stmt::Loop { body, .. } = s {
+                bodies.push(body);
+            }
+        });
+        bodies
+            .into_iter()
+            .map(|body| {
+                carried_to_next_run(f, body)
+                    .into_iter()
+                    .zip(&f.vars)
+                    .filter(|(c, _)| *c)
+                    .map(|(_, v)| v.name.clone())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn inner_loops_carry_what_their_block_does_not_assign_first() {
+        let found = carried(
+            "
+kernel @main workgroup(32) {
+  var $reset: i32
+  var $kept: i32
+  loop {
+    $reset = mov 0
+    loop {
+      $reset = add $reset, 1
+      $kept = add $kept, 1
+      break
+    }
+    %lane = lane_id
+    %low = cmp.lt.u %lane, 4
+    if %low {
+      loop {
+        $reset = add $reset, 1
+        break
+      }
+    }
+    break
+  }
+}
+",
+        );
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        // The outer loop is entered once; the first inner loop's block
+        // resets `$reset`; the one under the `if` has no assignment of its
+        // own block before it.
+        assert_eq!(
+            found,
+            vec![names(&[]), names(&["kept"]), names(&["reset", "kept"])]
+        );
     }
 }

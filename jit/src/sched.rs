@@ -283,7 +283,12 @@ pub(crate) fn next_workgroup(
 /// What a warp that finished a workgroup (without a fault or a stop)
 /// needs rewritten to start workgroup `workgroup_id`.
 fn restart(ctx: &mut WarpContext, workgroup_id: [u32; 3], fuel: u64) {
-    ctx.workgroup_id = workgroup_id;
+    // Word by word: a copy of the array may be one 8-byte load of what
+    // were two 4-byte stores, which stalls store-to-load forwarding.
+    let [x, y, z] = workgroup_id;
+    ctx.workgroup_id[0] = x;
+    ctx.workgroup_id[1] = y;
+    ctx.workgroup_id[2] = z;
     ctx.live_mask = ctx.entry_mask;
     ctx.helper_mask = 0;
     ctx.fuel = fuel;

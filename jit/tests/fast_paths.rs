@@ -582,28 +582,49 @@ kernel @main workgroup(64) {
 }";
 
 /// A consecutive load in a loop prefetches where the next iteration's run
-/// starts (hardware prefetchers do not follow a grid's stride); loads
-/// outside loops do not. Prefetches change no result: the sums match the
-/// interpreter for lengths that end inside, at and past a warp's run.
+/// starts (hardware prefetchers do not follow a grid's stride); loads and
+/// stores of buffers outside loops prefetch each line of their block a page
+/// ahead, for reading or for writing. Prefetches change no result: the sums
+/// match the interpreter for lengths that end inside, at and past a warp's
+/// run.
 #[test]
-fn loads_in_loops_prefetch_the_next_run() {
+fn buffer_accesses_prefetch_where_the_next_warps_go() {
+    let read = "i32 0, i32 3, i32 1)";
+    let write = "i32 1, i32 3, i32 1)";
     let m = direct::module(GRID_STRIDE_SUM);
     for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
         let ir = optimised_ir(&m, target);
-        assert_eq!(ir.matches("call void @llvm.prefetch").count(), 1, "{ir}");
+        // The loop's byte load (its next run), and the two lines of the
+        // sums' store after the loop.
+        assert_eq!(ir.matches(read).count(), 1, "{ir}");
+        assert_eq!(ir.matches(write).count(), 2, "{ir}");
     }
     let loop_free = direct::module(
         "buffer @data[0]: u32
+buffer @wide[1]: f64
+shared @tile[256]
 kernel @main workgroup(64) {
   %i = global_id.x
   %addr = shl %i, 2
   %x = load.u32 @data, %addr
   %y = add %x, 1
   store.u32 @data, %addr, %y
+  %l = local_id.x
+  %s = shl %l, 2
+  store.u32 @tile, %s, %y
+  %w = shl %i, 3
+  %z = load.f64 @wide, %w
+  store.f64 @wide, %w, %z
 }",
     );
     let ir = optimised_ir(&loop_free, warpjit_jit::Target::Native);
-    assert!(!ir.contains("llvm.prefetch"), "{ir}");
+    // 128 bytes of u32 and 256 of f64, each read and written: 2 + 4 lines
+    // each way. Shared memory is not prefetched.
+    assert_eq!(ir.matches(read).count(), 6, "{ir}");
+    assert_eq!(ir.matches(write).count(), 6, "{ir}");
+    for offset in [4096, 4160, 4224, 4288] {
+        assert!(ir.contains(&format!("i64 {offset}")), "{offset}: {ir}");
+    }
     let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
     let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
         .map(|n| vec![n])

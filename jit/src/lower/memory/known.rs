@@ -221,7 +221,7 @@ pub fn load<'ctx>(
                 None => run.inside,
                 Some(rows) => fl.e.b.build_and(rows, run.inside, "")?,
             };
-            let fast = || run_load(fl, format, &run, m);
+            let fast = || run_load(fl, mem, format, &run, m);
             choose(fl, take, vt, &fast, &per_lane)
         }
         // One element per lane: a tile of x2/x4 blocks is rare.
@@ -281,7 +281,7 @@ pub fn store<'ctx>(
                 None => run.inside,
                 Some(rows) => fl.e.b.build_and(rows, run.inside, "")?,
             };
-            let fast = || run_store(fl, format, &run, m, raws);
+            let fast = || run_store(fl, mem, format, &run, m, raws);
             choose_store(fl, take, &fast, &per_lane)
         }
     }
@@ -563,6 +563,7 @@ fn component_mask<'ctx>(
 /// load of the block, the components split out with shuffles.
 fn run_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
     format: MemFormat,
     run: &Run<'ctx>,
     m: V<'ctx>,
@@ -574,6 +575,8 @@ fn run_load<'ctx>(
     let count = u32::from(format.count);
     if fl.in_loop() {
         prefetch_next_run(fl, run.start)?;
+    } else if matches!(mem, MemRef::Buffer(_)) {
+        prefetch_ahead(fl, format, run.start, false)?;
     }
     if count == 1 {
         return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
@@ -631,10 +634,46 @@ fn prefetch_next_run<'ctx>(
     )
 }
 
+/// How far ahead of a warp's block in a buffer, outside loops, a load or
+/// store prefetches its lines: a page, four workgroups of 256 threads making
+/// 32-bit accesses. The runtime hands each SM thread consecutive
+/// workgroups, so where addresses follow the global id the warps after
+/// this one access there; the hardware prefetchers, which stop at page
+/// boundaries and see a few accesses between each warp's bookkeeping,
+/// keep too few lines in flight. A store prefetches for writing: the line
+/// is then owned before the store needs it.
+const PREFETCH_AHEAD: u64 = 4096;
+
+/// Prefetches each cache line of the block [`PREFETCH_AHEAD`] bytes past
+/// `start` (a prefetch never faults).
+fn prefetch_ahead<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
+    start: inkwell::values::PointerValue<'ctx>,
+    write: bool,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let int = |v: u64| e.i32().const_int(v, false).into();
+    let block = u64::from(LANES * format.bytes());
+    for line in 0..block.div_ceil(64) {
+        let offset = e.i64().const_int(PREFETCH_AHEAD + 64 * line, false);
+        // SAFETY (for LLVM): only prefetched, never dereferenced.
+        let at = unsafe { e.b.build_gep(e.cx.i8_type(), start, &[offset], "")? };
+        // A read or write, kept in all cache levels, of data.
+        e.call_void_intrinsic(
+            "llvm.prefetch",
+            &[at.get_type().into()],
+            &[at.into(), int(u64::from(write)), int(3), int(1)],
+        )?;
+    }
+    Ok(())
+}
+
 /// The components of a run that is inside the memory: one masked vector
 /// store of the block, built from the components with shuffles.
 fn run_store<'ctx>(
     fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
     format: MemFormat,
     run: &Run<'ctx>,
     m: V<'ctx>,
@@ -642,6 +681,9 @@ fn run_store<'ctx>(
 ) -> Result<(), JitError> {
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
+    if !fl.in_loop() && matches!(mem, MemRef::Buffer(_)) {
+        prefetch_ahead(fl, format, run.start, true)?;
+    }
     if count == 1 {
         return masked_store(fl, raws[0], run.start, align, m);
     }

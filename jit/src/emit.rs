@@ -27,13 +27,17 @@ pub struct Emit<'ctx, 'a> {
     /// Loads and stores per lane-by-lane routine of the module, counted on
     /// first use (`lower/memory/lanes.rs`).
     pub lane_paths: std::cell::RefCell<Option<std::collections::HashMap<String, u32>>>,
-    /// Lane-path routines are declared here and compiled once per thread
+    /// Shared routines (lane paths, math) are declared here and compiled once per thread
     /// and target (`engine/routines.rs`) instead of defined in the module;
     /// the ones this module calls.
     pub shared_routines: Option<std::cell::RefCell<Vec<crate::lower::RoutineSpec>>>,
     /// The launches' workgroup size, when the code is compiled for one
     /// (`JitOptions::workgroup`).
     pub workgroup: Option<[u32; 3]>,
+    /// exp2, log2, sin and cos call shared routines (with
+    /// `shared_routines`) rather than being emitted inline
+    /// (`lower/math.rs`).
+    pub call_math: bool,
 }
 
 impl<'ctx, 'a> Emit<'ctx, 'a> {
@@ -53,6 +57,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             lane_paths: Default::default(),
             shared_routines: shared_routines.then(Default::default),
             workgroup: None,
+            call_math: false,
         }
     }
 }

@@ -60,7 +60,7 @@ struct Code {
     /// What was compiled, to print the IR or assembly on request.
     source: VerifiedModule,
     options: JitOptions,
-    /// The lane-path routines the code calls (dropped after the engine).
+    /// The shared routines the code calls (dropped after the engine).
     routines: Vec<(RoutineSpec, Arc<routines::Routine>)>,
 }
 
@@ -180,7 +180,7 @@ fn new_target_machine(
 }
 
 /// Lowers, verifies and optimises `module` into a new LLVM module of `cx`.
-/// Returns the kernels' entry names and the lane-path routines the module
+/// Returns the kernels' entry names and the shared routines the module
 /// declares ([`routines`] supplies them).
 fn build_llvm_module<'ctx>(
     cx: &'ctx Context,
@@ -309,7 +309,7 @@ fn map_runtime_symbols(llmod: &Module<'_>, engine: &ExecutionEngine<'_>) {
 }
 
 impl CompiledModule {
-    /// The optimised LLVM IR of the module, then of each lane-path routine
+    /// The optimised LLVM IR of the module, then of each shared routine
     /// it calls. Built on request (the same lowering and pipeline again),
     /// so it costs about a compile.
     pub fn llvm_ir(&self) -> Result<String, JitError> {
@@ -326,7 +326,7 @@ impl CompiledModule {
     }
 
     /// The assembly the target produces for the module, then for each
-    /// lane-path routine it calls. Built on request.
+    /// shared routine it calls. Built on request.
     pub fn assembly(&self) -> Result<String, JitError> {
         let cx = Context::create();
         let opts = &self.code.options;
@@ -474,7 +474,7 @@ kernel @main workgroup(32) {{
     }
 
     /// The map names every function of the code, each at its place: the
-    /// kernels where the engine says they start, and the lane-path routine
+    /// kernels where the engine says they start, and the shared routine
     /// they call where its own engine put it.
     #[test]
     fn the_perf_map_places_every_function_of_the_engine() {

@@ -20,6 +20,7 @@ mod memory;
 mod ops;
 pub(crate) mod phases;
 pub(crate) mod posted;
+mod routine;
 pub mod shape;
 mod warp;
 
@@ -38,8 +39,8 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use loop_vars::Shadow;
-pub use memory::{define_routine, RoutineSpec};
 use memory::{AddressFacts, KnownAddress};
+pub use routine::{define_routine, RoutineSpec};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{
     AtomOp, Block, FuncId, Function, Inst, NumFormat, Op, Operand, Place, Stmt, Type,
@@ -47,7 +48,7 @@ use warpjit_ir::{
 };
 
 /// What [`lower_module`] gives: each kernel's entry symbol, and the
-/// lane-path routines the module declares (empty unless asked to share
+/// shared routines the module declares (empty unless asked to share
 /// them).
 pub struct Lowered {
     pub kernels: Vec<(FuncId, String)>,
@@ -68,6 +69,7 @@ pub fn lower_module<'ctx>(
     let whole_warps = opts.whole_warps;
     let e = Emit {
         workgroup: opts.workgroup,
+        call_math: opts.opt_level < 2,
         ..Emit::new(cx, llmod, features, shared_routines)
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());

@@ -139,12 +139,12 @@ pub(super) fn record(
     append(entries(module, opts, engine, kernels));
 }
 
-/// Appends a lane-path routine compiled to `address` to the map.
+/// Appends a shared routine compiled to `address` to the map.
 pub(super) fn record_routine(spec: &RoutineSpec, target: Target, level: u8, address: usize) {
     append(routine_entry(spec, target, level, address).map(|e| vec![e]));
 }
 
-/// A lane-path routine compiled to `address`; its size comes from an
+/// A shared routine compiled to `address`; its size comes from an
 /// object file of the same module, as in [`entries`].
 pub(super) fn routine_entry(
     spec: &RoutineSpec,

@@ -1,8 +1,8 @@
-//! The lane-path routines (`lower/memory/lanes.rs`), compiled once per
-//! thread, target and optimisation level, and called by every module that
-//! declares them.
+//! The routines of `lower/routine.rs` (lane paths of loads and stores,
+//! math functions), compiled once per thread, target and optimisation
+//! level, and called by every module that declares them.
 //!
-//! A routine is the same few hundred instructions whichever kernel calls
+//! A lane path is the same few hundred instructions whichever kernel calls
 //! it, and code generation for it costs about as much as for a small
 //! kernel (4-5 ms on the development machine). Compiled into each module,
 //! it was a third of the cold compile of the kernels that need one.

@@ -2,10 +2,13 @@
 //! routines instantiated with LLVM vector operations, so compiled code runs
 //! the very same sequence of IEEE operations as the interpreter.
 
+use super::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
 use super::FnLowering;
 use crate::emit::{Emit, LANES};
 use crate::JitError;
-use inkwell::values::VectorValue;
+use inkwell::attributes::Attribute;
+use inkwell::module::Linkage;
+use inkwell::values::{FunctionValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use std::cell::RefCell;
 use warpjit_ir::semantics::math::{self, FloatOps, FloatWidth};
@@ -187,16 +190,50 @@ fn run<'ctx, 'a, const W64: bool>(
     }
 }
 
-/// exp2, log2, sin or cos of `x` (f32 or f64).
+/// exp2, log2, sin or cos of `x` (f32 or f64): the routine's operations
+/// inline, or at levels 0 and 1 a call of the routine shared between
+/// modules. Inline, each costs 2-5 ms of code generation; the call costs
+/// the code around it its interleaving with the routine (W8 ran about 12%
+/// slower with calls at level 2).
 pub fn unary<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     op: UnaryOp,
     x: V<'ctx>,
     ty: Type,
 ) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let Some(shared) = e.shared_routines.as_ref().filter(|_| e.call_math) else {
+        return inline(e, op, x, ty);
+    };
+    let name = routine_name(op, ty);
+    let f = match e.module.get_function(&name) {
+        Some(f) => f,
+        None => {
+            let f = declare(e, &name, ty, Linkage::External, &caller_target(fl.func));
+            shared.borrow_mut().push(RoutineSpec {
+                name,
+                body: RoutineBody::Math { op, ty },
+            });
+            f
+        }
+    };
+    e.b.build_call(f, &[x.into()], "")?
+        .try_as_basic_value()
+        .basic()
+        .map(|v| v.into_vector_value())
+        .ok_or_else(|| JitError::Internal("a math routine without a result".into()))
+}
+
+/// The routine's operations on `x`, emitted where the builder is.
+fn inline<'ctx>(
+    e: &Emit<'ctx, '_>,
+    op: UnaryOp,
+    x: V<'ctx>,
+    ty: Type,
+) -> Result<V<'ctx>, JitError> {
     macro_rules! with {
         ($w:literal) => {
-            run::<$w>(fl.e, |o| match op {
+            run::<$w>(e, |o| match op {
                 UnaryOp::Exp2 => math::exp2(o, x),
                 UnaryOp::Log2 => math::log2(o, x),
                 UnaryOp::Sin => math::sin(o, x),
@@ -209,6 +246,53 @@ pub fn unary<'ctx>(
     } else {
         with!(false)
     }
+}
+
+fn routine_name(op: UnaryOp, ty: Type) -> String {
+    let name = match op {
+        UnaryOp::Exp2 => "exp2",
+        UnaryOp::Log2 => "log2",
+        UnaryOp::Sin => "sin",
+        _ => "cos",
+    };
+    let width = if ty == Type::F64 { 64 } else { 32 };
+    format!("warpjit.math.{name}.f{width}")
+}
+
+/// `<32 x T> (<32 x T>)`, the routine's function without a body.
+fn declare<'ctx>(
+    e: &Emit<'ctx, '_>,
+    name: &str,
+    ty: Type,
+    linkage: Linkage,
+    target: &[Attribute],
+) -> FunctionValue<'ctx> {
+    let vt = e.vec_type(ty);
+    let f = e
+        .module
+        .add_function(name, vt.fn_type(&[vt.into()], false), Some(linkage));
+    add_routine_attributes(e, f, target);
+    f
+}
+
+/// Defines the routine `name` computing `op` of `ty` (see [`unary`]).
+pub(super) fn define_routine<'ctx>(
+    e: &Emit<'ctx, '_>,
+    name: &str,
+    op: UnaryOp,
+    ty: Type,
+    target: &[Attribute],
+) -> Result<(), JitError> {
+    let f = declare(e, name, ty, Linkage::External, target);
+    let entry = e.cx.append_basic_block(f, "entry");
+    e.b.position_at_end(entry);
+    let x = f
+        .get_first_param()
+        .ok_or_else(|| JitError::Internal("a math routine without a parameter".into()))?
+        .into_vector_value();
+    let y = inline(e, op, x, ty)?;
+    e.b.build_return(Some(&y))?;
+    Ok(())
 }
 
 /// `pow x, y = exp2(y * log2(x))`, each step as the IR operations.

@@ -26,7 +26,7 @@ mod known;
 mod lane_loop;
 mod lanes;
 pub use known::{AddressFacts, KnownAddress};
-pub use lanes::{define_routine, RoutineSpec};
+pub(super) use lanes::define_lanes_routine;
 
 type V<'ctx> = VectorValue<'ctx>;
 

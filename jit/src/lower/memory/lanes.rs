@@ -24,9 +24,10 @@ use super::{
 };
 use crate::abi;
 use crate::emit::Emit;
+use crate::lower::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
 use crate::lower::FnLowering;
 use crate::JitError;
-use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::attributes::Attribute;
 use inkwell::basic_block::BasicBlock;
 use inkwell::llvm_sys::core::LLVMBuildGEP2;
 use inkwell::module::Linkage;
@@ -180,61 +181,46 @@ fn routine<'ctx>(
     if uses <= 1 && (shaped || e.shared_routines.is_none() || fl.in_loop()) {
         return Ok(None);
     }
-    // The callers' target, so both sides pass the vectors alike.
-    let target: Vec<Attribute> = ["target-cpu", "target-features"]
-        .iter()
-        .filter_map(|key| fl.func.get_string_attribute(AttributeLoc::Function, key))
-        .collect();
-    let spec = RoutineSpec { name, kind, format };
+    let target = caller_target(fl.func);
     if let Some(shared) = &e.shared_routines {
-        let f = declare(e, &spec, Linkage::External, &target);
-        shared.borrow_mut().push(spec);
+        let f = declare(e, &name, kind, format, Linkage::External, &target);
+        shared.borrow_mut().push(RoutineSpec {
+            name,
+            body: RoutineBody::Lanes { kind, format },
+        });
         return Ok(Some(f));
     }
-    let f = declare(e, &spec, Linkage::Internal, &target);
+    let f = declare(e, &name, kind, format, Linkage::Internal, &target);
     let here = e.current_block()?;
-    let built = define(e, f, &spec);
+    let built = define(e, f, kind, format);
     e.b.position_at_end(here);
     built?;
     Ok(Some(f))
 }
 
-/// A lane-path routine: its symbol, and the access kind and format it
-/// performs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RoutineSpec {
-    pub name: String,
-    pub kind: u32,
-    pub format: MemFormat,
-}
-
-/// Defines the routine `spec` in `llmod` as an exported function for the
-/// target `cpu` and `features`: the code a module that declares it calls.
-pub fn define_routine<'ctx>(
-    cx: &'ctx inkwell::context::Context,
-    llmod: &inkwell::module::Module<'ctx>,
-    spec: &RoutineSpec,
-    cpu: &str,
-    features: &str,
+/// Defines the lane-path routine `name`, a load or store (`kind`) of
+/// `format`, as an exported function for the callers' `target`.
+pub(in crate::lower) fn define_lanes_routine<'ctx>(
+    e: &Emit<'ctx, '_>,
+    name: &str,
+    kind: u32,
+    format: MemFormat,
+    target: &[Attribute],
 ) -> Result<(), JitError> {
-    let e = Emit::new(cx, llmod, features, false);
-    let target = [
-        cx.create_string_attribute("target-cpu", cpu),
-        cx.create_string_attribute("target-features", features),
-    ];
-    let f = declare(&e, spec, Linkage::External, &target);
-    define(&e, f, spec)
+    let f = declare(e, name, kind, format, Linkage::External, target);
+    define(e, f, kind, format)
 }
 
 /// The routine's function with its signature and attributes, no body.
 fn declare<'ctx>(
     e: &Emit<'ctx, '_>,
-    spec: &RoutineSpec,
+    name: &str,
+    kind: u32,
+    format: MemFormat,
     linkage: Linkage,
     target: &[Attribute],
 ) -> FunctionValue<'ctx> {
-    let load = spec.kind == abi::FAULT_LOAD;
-    let format = spec.format;
+    let load = kind == abi::FAULT_LOAD;
     let vt = e.int_vec(format.elem.bits());
     let ptr = e.cx.ptr_type(Default::default());
     let i32t = e.i32();
@@ -259,15 +245,8 @@ fn declare<'ctx>(
         params.extend((0..format.count).map(|_| BasicMetadataTypeEnum::from(vt)));
         e.cx.void_type().fn_type(&params, false)
     };
-    let f = e.module.add_function(&spec.name, fty, Some(linkage));
-    // One copy per module, never one per access.
-    for attr in ["noinline", "nounwind"] {
-        let id = Attribute::get_named_enum_kind_id(attr);
-        f.add_attribute(AttributeLoc::Function, e.cx.create_enum_attribute(id, 0));
-    }
-    for a in target {
-        f.add_attribute(AttributeLoc::Function, *a);
-    }
+    let f = e.module.add_function(name, fty, Some(linkage));
+    add_routine_attributes(e, f, target);
     f
 }
 
@@ -320,9 +299,9 @@ struct Operands<'ctx> {
 fn define<'ctx>(
     e: &Emit<'ctx, '_>,
     f: FunctionValue<'ctx>,
-    spec: &RoutineSpec,
+    kind: u32,
+    format: MemFormat,
 ) -> Result<(), JitError> {
-    let (kind, format) = (spec.kind, spec.format);
     let vt = e.int_vec(format.elem.bits());
     let p = |n: u32| {
         f.get_nth_param(n)

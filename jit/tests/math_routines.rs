@@ -1,0 +1,115 @@
+//! exp2, log2, sin, cos and pow at every optimisation level: inline at
+//! levels 2 and 3, calls of routines shared between modules at levels 0
+//! and 1 (`lower/math.rs`). Both are the interpreter's operations, so
+//! every lane's bits must match it, special values included.
+
+mod direct;
+
+use warpjit_ir::interp::{self, LaunchConfig};
+use warpjit_jit::{compile, launch, JitOptions};
+
+fn kernel(ty: &str, shift: u32) -> String {
+    let step = 1 << shift;
+    format!(
+        "buffer @xs[0]: {ty}
+buffer @out[1]: {ty}
+kernel @main workgroup(64) {{
+  %i = global_id.x
+  %at = shl %i, {shift}
+  %x = load.{ty} @xs, %at
+  %a = exp2 %x
+  %b = log2 %x
+  %c = sin %x
+  %d = cos %x
+  %e = pow %x, %a
+  %base = mul %i, 5
+  %o0 = shl %base, {shift}
+  store.{ty} @out, %o0, %a
+  %o1 = add %o0, {step}
+  store.{ty} @out, %o1, %b
+  %o2 = add %o1, {step}
+  store.{ty} @out, %o2, %c
+  %o3 = add %o2, {step}
+  store.{ty} @out, %o3, %d
+  %o4 = add %o3, {step}
+  store.{ty} @out, %o4, %e
+}}"
+    )
+}
+
+/// Special values first, then a spread of magnitudes and signs.
+fn inputs() -> Vec<f64> {
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e-40,
+        -1e-310,
+        127.9,
+        128.0,
+        -149.5,
+        -1075.0,
+        1023.5,
+        1e30,
+        std::f64::consts::PI,
+        -std::f64::consts::FRAC_PI_2,
+    ];
+    let mut h = 0x9e37_79b9_u32;
+    while xs.len() < 192 {
+        h = h.wrapping_mul(2654435761).wrapping_add(12345);
+        let unit = f64::from(h >> 8) / f64::from(1u32 << 24);
+        let scale = [1.0, 10.0, 200.0, 1e-3][xs.len() % 4];
+        xs.push((unit * 2.0 - 1.0) * scale);
+    }
+    xs
+}
+
+fn check(ty: &str, bytes: Vec<u8>, elem: usize) {
+    let text = kernel(ty, elem.trailing_zeros());
+    let m = direct::module(&text);
+    let main = m.find_function("main").expect("@main");
+    let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
+    let buffers = vec![bytes, vec![0u8; 192 * 5 * elem]];
+    let mut expected = buffers.clone();
+    interp::launch(&m, main, &cfg, &[], &mut expected).expect("interpreter");
+    let routine = format!("@warpjit.math.exp2.f{}", elem * 8);
+    for target in direct::TARGETS {
+        for level in 0..=3u8 {
+            let options = JitOptions {
+                target,
+                opt_level: level,
+                ..JitOptions::default()
+            };
+            let compiled = compile(&m, &options).expect("compiles");
+            let ir = compiled.llvm_ir().expect("IR");
+            let calls = ir.contains(&format!(
+                "call <32 x {}> {routine}",
+                ["float", "double"][elem / 8]
+            ));
+            assert_eq!(calls, level < 2, "{target:?} level {level}: {ir}");
+            let mut memory = buffers.clone();
+            launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
+            assert!(memory == expected, "{ty} on {target:?} at level {level}");
+        }
+    }
+}
+
+#[test]
+fn math_matches_the_interpreter_inline_and_as_calls_f32() {
+    let bytes = inputs()
+        .iter()
+        .flat_map(|x| (*x as f32).to_le_bytes())
+        .collect();
+    check("f32", bytes, 4);
+}
+
+#[test]
+fn math_matches_the_interpreter_inline_and_as_calls_f64() {
+    let bytes = inputs().iter().flat_map(|x| x.to_le_bytes()).collect();
+    check("f64", bytes, 8);
+}

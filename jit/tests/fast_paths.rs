@@ -625,6 +625,33 @@ kernel @main workgroup(64) {
     for offset in [4096, 4160, 4224, 4288] {
         assert!(ir.contains(&format!("i64 {offset}")), "{offset}: {ir}");
     }
+    // Nor in a loop: a consecutive shared load there takes no prefetch.
+    let shared_loop = direct::module(
+        "buffer @out[0]: u32
+shared @tile[256]
+kernel @main workgroup(64) {
+  var $k: i32
+  var $sum: i32
+  $k = mov 0
+  $sum = mov 0
+  loop {
+    %done = cmp.ge.u $k, 4
+    if %done {
+      break
+    }
+    %l = local_id.x
+    %s = shl %l, 2
+    %x = load.u32 @tile, %s
+    $sum = add $sum, %x
+    $k = add $k, 1
+  }
+  %i = global_id.x
+  %at = shl %i, 2
+  store.u32 @out, %at, $sum
+}",
+    );
+    let ir = optimised_ir(&shared_loop, warpjit_jit::Target::Native);
+    assert_eq!(ir.matches(read).count(), 0, "{ir}");
     let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
     let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
         .map(|n| vec![n])

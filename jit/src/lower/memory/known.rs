@@ -573,10 +573,12 @@ fn run_load<'ctx>(
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
-    if fl.in_loop() {
-        prefetch_next_run(fl, run.start)?;
-    } else if matches!(mem, MemRef::Buffer(_)) {
-        prefetch_ahead(fl, format, run.start, false)?;
+    if matches!(mem, MemRef::Buffer(_)) {
+        if fl.in_loop() {
+            prefetch_next_run(fl, run.start)?;
+        } else {
+            prefetch_ahead(fl, format, run.start, false)?;
+        }
     }
     if count == 1 {
         return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
@@ -601,7 +603,7 @@ fn run_load<'ctx>(
         .collect()
 }
 
-/// Prefetches where a load in a loop will read next: its start plus the
+/// Prefetches where a load of a buffer in a loop will read next: its start plus the
 /// distance it moved since the last iteration. In a grid-stride loop each
 /// warp's run moves by the whole grid's width, far more than a page, which
 /// the hardware prefetchers do not follow, so every iteration waited for
@@ -623,15 +625,7 @@ fn prefetch_next_run<'ctx>(
     let moved = b
         .build_select(first, i64t.const_zero(), moved, "")?
         .into_int_value();
-    // SAFETY (for LLVM): only prefetched, never dereferenced.
-    let next = unsafe { b.build_gep(e.cx.i8_type(), start, &[moved], "")? };
-    let int = |v: u64| e.i32().const_int(v, false).into();
-    // A read, kept in all cache levels, of data.
-    e.call_void_intrinsic(
-        "llvm.prefetch",
-        &[next.get_type().into()],
-        &[next.into(), int(0), int(3), int(1)],
-    )
+    prefetch(fl, start, moved, false)
 }
 
 /// How far ahead of a warp's block in a buffer, outside loops, a load or
@@ -652,21 +646,31 @@ fn prefetch_ahead<'ctx>(
     start: inkwell::values::PointerValue<'ctx>,
     write: bool,
 ) -> Result<(), JitError> {
-    let e = fl.e;
-    let int = |v: u64| e.i32().const_int(v, false).into();
     let block = u64::from(LANES * format.bytes());
     for line in 0..block.div_ceil(64) {
-        let offset = e.i64().const_int(PREFETCH_AHEAD + 64 * line, false);
-        // SAFETY (for LLVM): only prefetched, never dereferenced.
-        let at = unsafe { e.b.build_gep(e.cx.i8_type(), start, &[offset], "")? };
-        // A read or write, kept in all cache levels, of data.
-        e.call_void_intrinsic(
-            "llvm.prefetch",
-            &[at.get_type().into()],
-            &[at.into(), int(u64::from(write)), int(3), int(1)],
-        )?;
+        let offset = fl.e.i64().const_int(PREFETCH_AHEAD + 64 * line, false);
+        prefetch(fl, start, offset, write)?;
     }
     Ok(())
+}
+
+/// Prefetches the line `offset` bytes past `start`, for reading or for
+/// writing, into all cache levels.
+fn prefetch<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    start: inkwell::values::PointerValue<'ctx>,
+    offset: IntValue<'ctx>,
+    write: bool,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    // SAFETY (for LLVM): only prefetched, never dereferenced.
+    let at = unsafe { e.b.build_gep(e.cx.i8_type(), start, &[offset], "")? };
+    let int = |v: u64| e.i32().const_int(v, false).into();
+    e.call_void_intrinsic(
+        "llvm.prefetch",
+        &[at.get_type().into()],
+        &[at.into(), int(u64::from(write)), int(3), int(1)],
+    )
 }
 
 /// The components of a run that is inside the memory: one masked vector

@@ -57,10 +57,13 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
                 )
                 .into());
             }
-            args.jit.options(warpjit_jit::whole_warps(size), Some(size))
+            args.jit.options().for_workgroup(size)
         }
-        (None, Some(kind)) => args.jit.options(kind == WarpsArg::Whole, None),
-        (None, None) => args.jit.options(false, None).for_declared(&module),
+        (None, Some(kind)) => warpjit_jit::JitOptions {
+            whole_warps: kind == WarpsArg::Whole,
+            ..args.jit.options()
+        },
+        (None, None) => args.jit.options().for_declared(&module),
     };
     let started = Instant::now();
     let compiled = warpjit_jit::compile(&module, &options)

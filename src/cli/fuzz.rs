@@ -64,7 +64,7 @@ pub fn fuzz(args: &FuzzArgs) -> CommandResult {
             max_attempts: if args.reduce_time.is_zero() { 0 } else { 2_000 },
             max_time: args.reduce_time,
         },
-        jit: args.jit.options(false, None),
+        jit: args.jit.options(),
     };
     err_line!(
         "fuzz: seed {seed}, {jobs} job{}, JIT for {} at -O{}, {}{}; reproducers in {}",

@@ -20,14 +20,13 @@ pub struct JitArgs {
 }
 
 impl JitArgs {
-    /// The options for code of the given kind (for workgroups of exactly
-    /// `workgroup`, else for any size of whole warps or of any size).
-    pub fn options(self, whole_warps: bool, workgroup: Option<[u32; 3]>) -> JitOptions {
+    /// The options for code that runs any workgroup; `JitOptions`'
+    /// `for_*` methods give the other kinds.
+    pub fn options(self) -> JitOptions {
         JitOptions {
             opt_level: self.opt_level,
             target: self.target,
-            whole_warps,
-            workgroup,
+            ..JitOptions::default()
         }
     }
 }

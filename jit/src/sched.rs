@@ -43,6 +43,42 @@ pub(crate) struct KernelPlan {
     /// one that is not, and the bytes of phase state each warp needs.
     pub phases: u32,
     pub phase_bytes: u32,
+    /// The warp fields compiled code of the module can change, which a
+    /// warp's context must have reset before it runs another workgroup.
+    pub rewrites: WarpRewrites,
+}
+
+/// Which of a warp's own fields compiled code writes: the live mask
+/// (`kill`, or a loop that runs out of fuel or is cancelled), the helper
+/// mask (`demote`) and the fuel (loops). Any function of the module counts,
+/// whether the kernel calls it or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WarpRewrites {
+    pub live_mask: bool,
+    pub helper_mask: bool,
+    pub fuel: bool,
+}
+
+impl WarpRewrites {
+    fn of(module: &VerifiedModule) -> WarpRewrites {
+        let mut w = WarpRewrites::default();
+        for func in &module.functions {
+            warpjit_ir::walk_block(&func.body, &mut |s| match s {
+                Stmt::Loop { .. } => {
+                    w.fuel = true;
+                    w.live_mask = true;
+                }
+                Stmt::Kill { .. } => w.live_mask = true,
+                Stmt::Inst(i) if matches!(i.op, Op::Demote) => w.helper_mask = true,
+                _ => {}
+            });
+        }
+        w
+    }
+
+    fn any(self) -> bool {
+        self.live_mask || self.helper_mask || self.fuel
+    }
 }
 
 /// Bytes one 32-lane value takes at most (`<32 x i64>`).
@@ -84,6 +120,7 @@ impl KernelPlan {
             stack_bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
             phases: 0,
             phase_bytes: 0,
+            rewrites: WarpRewrites::of(module),
         };
         // Phases run on the thread's own stack.
         let layout = if uses_barrier && bytes <= THREAD_STACK_BUDGET {
@@ -283,15 +320,33 @@ pub(crate) fn next_workgroup(
 /// What a warp that finished a workgroup (without a fault or a stop)
 /// needs rewritten to start workgroup `workgroup_id`.
 fn restart(ctx: &mut WarpContext, workgroup_id: [u32; 3], fuel: u64) {
+    set_workgroup_id(ctx, workgroup_id);
+    ctx.live_mask = ctx.entry_mask;
+    ctx.helper_mask = 0;
+    ctx.fuel = fuel;
+}
+
+fn set_workgroup_id(ctx: &mut WarpContext, workgroup_id: [u32; 3]) {
     // Word by word: a copy of the array may be one 8-byte load of what
     // were two 4-byte stores, which stalls store-to-load forwarding.
     let [x, y, z] = workgroup_id;
     ctx.workgroup_id[0] = x;
     ctx.workgroup_id[1] = y;
     ctx.workgroup_id[2] = z;
-    ctx.live_mask = ctx.entry_mask;
-    ctx.helper_mask = 0;
-    ctx.fuel = fuel;
+}
+
+/// [`restart`] for the fields `rewrites` says compiled code may have
+/// changed; the others still hold what [`next_workgroup`] wrote.
+fn restart_rewritten(ctx: &mut WarpContext, rewrites: WarpRewrites, fuel: u64) {
+    if rewrites.live_mask {
+        ctx.live_mask = ctx.entry_mask;
+    }
+    if rewrites.helper_mask {
+        ctx.helper_mask = 0;
+    }
+    if rewrites.fuel {
+        ctx.fuel = fuel;
+    }
 }
 
 fn clear_faults(ctx: &mut WarpContext) {
@@ -468,8 +523,14 @@ pub(crate) unsafe fn run_loop(
                 if !arena.is_empty() {
                     arena.fill(0);
                 }
-                for ctx in contexts.iter_mut() {
-                    restart(ctx, id, fuel);
+                // Compiled code reads the workgroup id from the first
+                // context of a call (see `start` below), and most kernels
+                // change none of a warp's own fields.
+                set_workgroup_id(&mut contexts[0], id);
+                if plan.rewrites.any() {
+                    for ctx in contexts.iter_mut() {
+                        restart_rewritten(ctx, plan.rewrites, fuel);
+                    }
                 }
             }
             let mut first = None;
@@ -481,6 +542,10 @@ pub(crate) unsafe fn run_loop(
                 }
                 let mut start = 0;
                 while start < contexts.len() {
+                    if start > 0 {
+                        // After a faulting warp: the call's first context.
+                        set_workgroup_id(&mut contexts[start], id);
+                    }
                     let rest = &mut contexts[start..];
                     // SAFETY: as promised by the caller; `scheduler` is
                     // null, so a barrier (reachable only in a one-warp
@@ -824,6 +889,32 @@ mod tests {
     }
 
     #[test]
+    fn plans_name_the_warp_fields_compiled_code_can_change() {
+        let none = plan_of("%a = lane_id\nstore.u32 @out, 0, %a");
+        assert_eq!(none.rewrites, WarpRewrites::default());
+        let looping = plan_of("loop {\n  break\n}");
+        let kill = plan_of("kill");
+        let demote = plan_of("demote");
+        let w = |live_mask, helper_mask, fuel| WarpRewrites {
+            live_mask,
+            helper_mask,
+            fuel,
+        };
+        assert_eq!(looping.rewrites, w(true, false, true));
+        assert_eq!(kill.rewrites, w(true, false, false));
+        assert_eq!(demote.rewrites, w(false, true, false));
+        // In a function the kernel calls.
+        let src = "buffer @out[0]: u32\nfunc @f() {\n  kill\n}\nkernel @main {\n  call @f()\n}\n";
+        let module =
+            VerifiedModule::new(warpjit_ir::text::parse(src).expect("parses")).expect("verifies");
+        let main = module.find_function("main").expect("@main");
+        assert_eq!(
+            KernelPlan::of(&module, main).rewrites,
+            w(true, false, false)
+        );
+    }
+
+    #[test]
     fn kernels_with_barriers_only_in_their_body_run_in_phases() {
         let plan = plan_of("%a = lane_id\nbarrier\n%b = add %a, 1\nbarrier\nstore.u32 @out, 0, %b");
         assert_eq!((plan.phases, plan.needs_coroutines(8)), (3, false));
@@ -884,6 +975,7 @@ mod tests {
             stack_bytes: 256 << 10,
             phases: 0,
             phase_bytes: 0,
+            rewrites: WarpRewrites::default(),
         };
         let cancel = AtomicBool::new(false);
         let mut first = None;

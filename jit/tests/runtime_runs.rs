@@ -305,9 +305,10 @@ fn the_watchdog_stops_a_run_in_the_middle_and_the_next_launch_runs() {
 }
 
 /// Reads shared memory before writing it, spends 600 loop iterations of
-/// fuel per warp, and kills lanes whose workgroup id is odd: each
-/// workgroup's result depends on starting with zeroed shared memory, full
-/// fuel and every lane live, also when it follows others in a run. With
+/// fuel per warp, kills lane 0 in workgroups whose id is odd and demotes
+/// lane 5 in those whose id is 2 mod 4: each workgroup's result depends on
+/// starting with zeroed shared memory, full fuel, every lane live and no
+/// helper lanes, also when it follows others in a run. With
 /// `barrier` true, the kernel is split into phases around one.
 fn fresh_start(barrier: bool) -> String {
     format!(
@@ -323,6 +324,13 @@ kernel @main workgroup(64) {{
   %killed = cmp.lt.u %lane, %odd
   if %killed {{
     kill
+  }}
+  %quarter = and %wg, 3
+  %second = cmp.eq %quarter, 2
+  %fifth = cmp.eq %lane, 5
+  %demoted = and %second, %fifth
+  if %demoted {{
+    demote
   }}
   loop {{
     %done = cmp.ge.u $i, 600
@@ -340,7 +348,10 @@ kernel @main workgroup(64) {{
     store.u32 @out, %slot, %before
   }}
   {}
-  %live = active_mask
+  %active = active_mask
+  %helper = is_helper
+  %helpers = ballot %helper
+  %live = xor %active, %helpers
   %gid = global_id.x
   %at = add %gid, 1024
   %addr = shl %at, 2
@@ -380,9 +391,12 @@ fn every_workgroup_of_a_run_starts_with_zeroed_shared_memory_full_fuel_and_live_
             assert_eq!(report.faults.total(), 0);
             outputs.push(buffers[0].to_vec::<u32>());
         }
-        // A killed lane stores nothing; the others see it missing.
-        let live = |gid: u32| match ((gid / 64) % 2, gid % 32) {
+        // A killed or demoted lane stores nothing; the others see it
+        // missing from the active lanes or among the helpers.
+        let live = |gid: u32| match ((gid / 64) % 4, gid % 32) {
             (0, _) => !0,
+            (2, 5) => 0,
+            (2, _) => !(1 << 5),
             (_, 0) => 0,
             _ => !1,
         };

@@ -647,16 +647,15 @@ fn lane_loop<'ctx>(
         None => None,
     };
     let results = spill(vt.const_zero(), "atom.old")?;
-    let pending = fl.entry_alloca(e.i32(), "atom.lanes")?;
-    b.build_store(pending, e.mask_to_bits(lanes.mask)?)?;
-    let header = e.cx.append_basic_block(fl.func, "atom.next");
+    // Rotated (the test at the bottom) so each lane costs one branch.
+    let entry_bits = e.mask_to_bits(lanes.mask)?;
+    let entry = e.current_block()?;
     let body = e.cx.append_basic_block(fl.func, "atom.lane");
     let exit = e.cx.append_basic_block(fl.func, "atom.done");
-    b.build_unconditional_branch(header)?;
-    b.position_at_end(header);
-    let bits = b.build_load(e.i32(), pending, "")?.into_int_value();
-    b.build_conditional_branch(any_lane(fl, bits)?, body, exit)?;
+    b.build_conditional_branch(any_lane(fl, entry_bits)?, body, exit)?;
     b.position_at_end(body);
+    let bits_phi = b.build_phi(e.i32(), "atom.lanes")?;
+    let bits = bits_phi.as_basic_value().into_int_value();
     let lane = e.lowest_lane_in(bits)?;
     let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
     // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
@@ -685,8 +684,9 @@ fn lane_loop<'ctx>(
         b.build_int_sub(bits, e.i32().const_int(1, false), "")?,
         "",
     )?;
-    b.build_store(pending, rest)?;
-    b.build_unconditional_branch(header)?;
+    let latch = e.current_block()?;
+    bits_phi.add_incoming(&[(&entry_bits, entry), (&rest, latch)]);
+    b.build_conditional_branch(any_lane(fl, rest)?, body, exit)?;
     b.position_at_end(exit);
     Ok(b.build_load(vt, results, "")?.into_vector_value())
 }

@@ -38,6 +38,10 @@ pub struct Emit<'ctx, 'a> {
     /// `shared_routines`) rather than being emitted inline
     /// (`lower/math.rs`).
     pub call_math: bool,
+    /// The warp fields the runtime resets between workgroups for this
+    /// module (`sched::WarpRewrites`); [`Emit::store_field`] refuses the
+    /// others of them.
+    pub rewrites: crate::sched::WarpRewrites,
 }
 
 impl<'ctx, 'a> Emit<'ctx, 'a> {
@@ -58,6 +62,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             shared_routines: shared_routines.then(Default::default),
             workgroup: None,
             call_math: false,
+            rewrites: crate::sched::WarpRewrites::ALL,
         }
     }
 }
@@ -311,6 +316,18 @@ impl<'ctx> Emit<'ctx, '_> {
         value: BasicValueEnum<'ctx>,
         align: u32,
     ) -> Result<(), JitError> {
+        use crate::abi::offsets;
+        let (field, reset) = match offset {
+            offsets::LIVE_MASK => ("live_mask", self.rewrites.live_mask),
+            offsets::HELPER_MASK => ("helper_mask", self.rewrites.helper_mask),
+            offsets::FUEL => ("fuel", self.rewrites.fuel),
+            _ => ("", true),
+        };
+        if !reset {
+            return Err(JitError::Internal(format!(
+                "a store of the warp's {field}, which the runtime does not reset for this module"
+            )));
+        }
         self.store_aligned(self.byte_ptr(ptr, offset)?, value, align)
     }
 

@@ -70,6 +70,7 @@ pub fn lower_module<'ctx>(
     let e = Emit {
         workgroup: opts.workgroup,
         call_math: opts.opt_level < 2,
+        rewrites: crate::sched::WarpRewrites::of(module),
         ..Emit::new(cx, llmod, features, shared_routines)
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());

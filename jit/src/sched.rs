@@ -51,7 +51,9 @@ pub(crate) struct KernelPlan {
 /// Which of a warp's own fields compiled code writes: the live mask
 /// (`kill`, or a loop that runs out of fuel or is cancelled), the helper
 /// mask (`demote`) and the fuel (loops). Any function of the module counts,
-/// whether the kernel calls it or not.
+/// whether the kernel calls it or not. The lowering refuses to store a
+/// field this leaves out (`Emit::store_field`), so the two cannot drift
+/// apart unnoticed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct WarpRewrites {
     pub live_mask: bool,
@@ -60,7 +62,13 @@ pub(crate) struct WarpRewrites {
 }
 
 impl WarpRewrites {
-    fn of(module: &VerifiedModule) -> WarpRewrites {
+    pub const ALL: WarpRewrites = WarpRewrites {
+        live_mask: true,
+        helper_mask: true,
+        fuel: true,
+    };
+
+    pub fn of(module: &VerifiedModule) -> WarpRewrites {
         let mut w = WarpRewrites::default();
         for func in &module.functions {
             warpjit_ir::walk_block(&func.body, &mut |s| match s {
@@ -308,22 +316,14 @@ pub(crate) fn next_workgroup(
 ) {
     let fuel = fuel.unwrap_or(u64::MAX);
     for ctx in contexts.iter_mut() {
-        restart(ctx, workgroup_id, fuel);
+        set_workgroup_id(ctx, workgroup_id);
+        restart_rewritten(ctx, WarpRewrites::ALL, fuel);
         ctx.out_of_fuel = 0;
         ctx.scheduler = std::ptr::null();
         if faulted(ctx) {
             clear_faults(ctx);
         }
     }
-}
-
-/// What a warp that finished a workgroup (without a fault or a stop)
-/// needs rewritten to start workgroup `workgroup_id`.
-fn restart(ctx: &mut WarpContext, workgroup_id: [u32; 3], fuel: u64) {
-    set_workgroup_id(ctx, workgroup_id);
-    ctx.live_mask = ctx.entry_mask;
-    ctx.helper_mask = 0;
-    ctx.fuel = fuel;
 }
 
 fn set_workgroup_id(ctx: &mut WarpContext, workgroup_id: [u32; 3]) {
@@ -335,8 +335,9 @@ fn set_workgroup_id(ctx: &mut WarpContext, workgroup_id: [u32; 3]) {
     ctx.workgroup_id[2] = z;
 }
 
-/// [`restart`] for the fields `rewrites` says compiled code may have
-/// changed; the others still hold what [`next_workgroup`] wrote.
+/// Resets the warp's own fields `rewrites` names to what a workgroup
+/// starts with; between the workgroups of a run the others still hold what
+/// [`next_workgroup`] wrote.
 fn restart_rewritten(ctx: &mut WarpContext, rewrites: WarpRewrites, fuel: u64) {
     if rewrites.live_mask {
         ctx.live_mask = ctx.entry_mask;

@@ -573,13 +573,7 @@ fn run_load<'ctx>(
     let vt = elem_vec(fl, format.elem);
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
-    if matches!(mem, MemRef::Buffer(_)) {
-        if fl.in_loop() {
-            prefetch_next_run(fl, run.start)?;
-        } else {
-            prefetch_ahead(fl, format, run.start, false)?;
-        }
-    }
+    prefetch_for(fl, mem, format, run.start, false)?;
     if count == 1 {
         return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
     }
@@ -601,6 +595,24 @@ fn run_load<'ctx>(
             )?)
         })
         .collect()
+}
+
+/// The prefetch of a warp's consecutive access of `mem` starting at
+/// `start`, for buffers only (shared and private memory stay in cache): in a
+/// loop, where a load reads next ([`prefetch_next_run`]; a store's line is
+/// not prefetched there); outside loops, a page ahead ([`prefetch_ahead`]).
+fn prefetch_for<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    start: inkwell::values::PointerValue<'ctx>,
+    write: bool,
+) -> Result<(), JitError> {
+    match (mem, fl.in_loop(), write) {
+        (MemRef::Buffer(_), true, false) => prefetch_next_run(fl, start),
+        (MemRef::Buffer(_), false, _) => prefetch_ahead(fl, format, start, write),
+        _ => Ok(()),
+    }
 }
 
 /// Prefetches where a load of a buffer in a loop will read next: its start plus the
@@ -685,9 +697,7 @@ fn run_store<'ctx>(
 ) -> Result<(), JitError> {
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
-    if !fl.in_loop() && matches!(mem, MemRef::Buffer(_)) {
-        prefetch_ahead(fl, format, run.start, true)?;
-    }
+    prefetch_for(fl, mem, format, run.start, true)?;
     if count == 1 {
         return masked_store(fl, raws[0], run.start, align, m);
     }

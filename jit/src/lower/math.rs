@@ -12,7 +12,7 @@ use inkwell::values::{FunctionValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use std::cell::RefCell;
 use warpjit_ir::semantics::math::{self, FloatOps, FloatWidth};
-use warpjit_ir::{Type, UnaryOp};
+use warpjit_ir::{Op, Type, UnaryOp};
 
 type V<'ctx> = VectorValue<'ctx>;
 
@@ -209,7 +209,7 @@ pub fn unary<'ctx>(
     let f = match e.module.get_function(&name) {
         Some(f) => f,
         None => {
-            let f = declare(e, &name, ty, Linkage::External, &caller_target(fl.func));
+            let f = declare(e, &name, ty, &caller_target(fl.func));
             shared.borrow_mut().push(RoutineSpec {
                 name,
                 body: RoutineBody::Math { op, ty },
@@ -249,14 +249,7 @@ fn inline<'ctx>(
 }
 
 fn routine_name(op: UnaryOp, ty: Type) -> String {
-    let name = match op {
-        UnaryOp::Exp2 => "exp2",
-        UnaryOp::Log2 => "log2",
-        UnaryOp::Sin => "sin",
-        _ => "cos",
-    };
-    let width = if ty == Type::F64 { 64 } else { 32 };
-    format!("warpjit.math.{name}.f{width}")
+    format!("warpjit.math.{}.{}", Op::Unary(op).mnemonic(), ty.name())
 }
 
 /// `<32 x T> (<32 x T>)`, the routine's function without a body.
@@ -264,13 +257,14 @@ fn declare<'ctx>(
     e: &Emit<'ctx, '_>,
     name: &str,
     ty: Type,
-    linkage: Linkage,
     target: &[Attribute],
 ) -> FunctionValue<'ctx> {
     let vt = e.vec_type(ty);
-    let f = e
-        .module
-        .add_function(name, vt.fn_type(&[vt.into()], false), Some(linkage));
+    let f = e.module.add_function(
+        name,
+        vt.fn_type(&[vt.into()], false),
+        Some(Linkage::External),
+    );
     add_routine_attributes(e, f, target);
     f
 }
@@ -283,7 +277,7 @@ pub(super) fn define_routine<'ctx>(
     ty: Type,
     target: &[Attribute],
 ) -> Result<(), JitError> {
-    let f = declare(e, name, ty, Linkage::External, target);
+    let f = declare(e, name, ty, target);
     let entry = e.cx.append_basic_block(f, "entry");
     e.b.position_at_end(entry);
     let x = f

@@ -666,10 +666,7 @@ fn optimised_ir(m: &warpjit_ir::VerifiedModule, target: warpjit_jit::Target) -> 
         target,
         ..warpjit_jit::JitOptions::default()
     };
-    warpjit_jit::compile(m, &opts)
-        .expect("compiles")
-        .llvm_ir()
-        .expect("IR")
+    direct::optimised_ir(m, &opts)
 }
 
 /// Atomics under `if lane_id == k`: the JIT takes lane `k`'s operands

@@ -9,7 +9,7 @@ mod direct;
 
 use direct::{agree, module};
 use warpjit_ir::interp::LaunchConfig;
-use warpjit_jit::{compile, JitOptions, Target};
+use warpjit_jit::{JitOptions, Target};
 
 /// Runs `@main` over `n` invocations in workgroups of 64 (the last one
 /// partial when `n` is not a multiple of 32) on the interpreter and on the
@@ -407,10 +407,7 @@ fn mandelbrot_values_do_not_wait_for_the_mask() {
         target: Target::Native,
         ..JitOptions::default()
     };
-    let ir = compile(&m, &options)
-        .expect("compiles")
-        .llvm_ir()
-        .expect("IR");
+    let ir = direct::optimised_ir(&m, &options);
     let definition = |name: &str| {
         let prefix = format!("{name} = ");
         ir.lines()

@@ -122,12 +122,7 @@ fn code_for_one_size_refuses_other_sizes() {
 #[test]
 fn code_for_one_size_reads_no_sizes() {
     let m = module(IDS);
-    let ir = |options: JitOptions| {
-        compile(&m, &options)
-            .expect("compiles")
-            .llvm_ir()
-            .expect("IR")
-    };
+    let ir = |options: JitOptions| direct::optimised_ir(&m, &options);
     let any = JitOptions::default().for_sizes_like([64, 1, 1]);
     let (exact, general) = (ir(any.for_workgroup([64, 1, 1])), ir(any));
     // The general code finds local ids of narrow workgroups by a division.

@@ -17,6 +17,14 @@ pub fn module(text: &str) -> VerifiedModule {
     VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"))
 }
 
+/// The optimised LLVM IR the JIT gives for `m` with `options`.
+pub fn optimised_ir(m: &VerifiedModule, options: &JitOptions) -> String {
+    compile(m, options)
+        .expect("compiles")
+        .llvm_ir()
+        .expect("IR")
+}
+
 /// A byte pattern that is different at every position.
 pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
     (0..len as u32)

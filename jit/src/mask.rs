@@ -229,7 +229,9 @@ impl<'ctx> ExecMask<'ctx> {
     }
 }
 
-/// The lanes of `mask` when it is a constant.
+/// The lanes of `mask` when it is a constant. Read through the C API:
+/// inkwell's `get_element_as_constant` takes only constant data vectors,
+/// which cannot hold `i1` elements.
 fn constant_lanes(mask: VectorValue<'_>) -> Option<u32> {
     use inkwell::llvm_sys::core::LLVMIsAConstantInt;
     use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetAggregateElement};

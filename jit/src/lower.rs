@@ -21,6 +21,7 @@ mod ops;
 pub(crate) mod phases;
 pub(crate) mod posted;
 mod routine;
+mod scalar_shadows;
 pub mod shape;
 mod warp;
 
@@ -43,7 +44,7 @@ use memory::{AddressFacts, KnownAddress};
 pub use routine::{define_routine, RoutineSpec};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{
-    AtomOp, Block, FuncId, Function, Inst, NumFormat, Op, Operand, Place, Stmt, Type,
+    AtomOp, Block, FuncId, Function, Inst, NumFormat, Op, Operand, Place, Stmt, Type, VarId,
     VerifiedModule,
 };
 
@@ -298,6 +299,9 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// The loop frame whose lanes are all active at the builder's
     /// statement, if any: writes to its shadows skip the select.
     every_lane_frame: Option<usize>,
+    /// Values computed from scalar loop shadows, constants and parameters
+    /// alone: the same in all 32 lanes.
+    same_values: Vec<bool>,
     /// Per buffer: its atomic updates may be posted ([`posted`]).
     posted: &'a [Option<(AtomOp, NumFormat)>],
     start: KernelStart,
@@ -368,6 +372,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             shadow_frames: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
+            same_values: vec![false; f.values.len()],
             posted,
             start,
             may_demote,
@@ -494,6 +499,32 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         lowered
     }
 
+    /// An `if` whose condition `c0`, a scalar, holds for the whole warp:
+    /// the side taken runs with the current mask.
+    fn uniform_if(
+        &mut self,
+        c0: IntValue<'ctx>,
+        then_body: &Block,
+        else_body: &Block,
+    ) -> Result<(), JitError> {
+        let e = self.e;
+        let frame = self.every_lane_frame;
+        let then_bb = self.new_block("then");
+        let else_bb = self.new_block("else");
+        let end = self.new_block("endif");
+        e.b.build_conditional_branch(c0, then_bb, else_bb)?;
+        for (bb, body) in [(then_bb, then_body), (else_bb, else_body)] {
+            e.b.position_at_end(bb);
+            let outer = self.mask.current(e)?;
+            self.mask.push_mask(outer);
+            self.block_in(frame, body)?;
+            self.mask.pop_cond();
+            e.b.build_unconditional_branch(end)?;
+        }
+        e.b.position_at_end(end);
+        Ok(())
+    }
+
     fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
         self.e.cx.append_basic_block(self.func, name)
     }
@@ -509,6 +540,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 ..
             } => {
                 let c = self.operand(cond)?;
+                if self.same_everywhere(cond) {
+                    // Lane 0 decides for the warp: a scalar test.
+                    let c0 =
+                        e.b.build_extract_element(c, e.i32().const_zero(), "")?
+                            .into_int_value();
+                    return self.uniform_if(c0, then_body, else_body);
+                }
                 if else_body.stmts.is_empty() && only_mask_changes(then_body) {
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
@@ -711,12 +749,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                         JitError::Internal(format!("value {} used before its definition", v.0))
                     })
             }
-            Operand::Var(v) => {
-                let ty = e.vec_type(self.f.var_type(*v));
-                Ok(e.b
-                    .build_load(ty, self.var_slot(v.0 as usize), "")?
-                    .into_vector_value())
-            }
+            Operand::Var(v) => self.read_var(v.0 as usize),
             Operand::Param(p) => {
                 let ty = self.module.params[p.0 as usize].ty;
                 let params = e
@@ -808,14 +841,51 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         }
     }
 
-    /// Where variable `v` is read: the innermost loop shadow, or the
-    /// variable itself.
-    fn var_slot(&self, v: usize) -> PointerValue<'ctx> {
-        self.shadow_frames
+    /// Whether `o` holds the same value in all 32 lanes, active or not, so
+    /// that lane 0 stands for the warp.
+    fn same_everywhere(&self, o: &Operand) -> bool {
+        match o {
+            Operand::Const(_) | Operand::Param(_) => true,
+            Operand::Var(v) => self
+                .shadow_frames
+                .iter()
+                .rev()
+                .find_map(|frame| frame.get(v.0 as usize).copied().flatten())
+                .is_some_and(|(_, shadow)| shadow.scalar),
+            Operand::Value(id) => {
+                self.same_values
+                    .get(id.0 as usize)
+                    .copied()
+                    .unwrap_or(false)
+                    || (self.shapes.value(*id) == LaneShape::Uniform && self.shapes.every_lane(*id))
+            }
+        }
+    }
+
+    /// Variable `v` as it is read here: from the innermost loop shadow, or
+    /// the variable itself.
+    fn read_var(&self, v: usize) -> Result<VectorValue<'ctx>, JitError> {
+        let e = self.e;
+        let ty = self.f.vars[v].ty;
+        let shadow = self
+            .shadow_frames
             .iter()
             .rev()
-            .find_map(|frame| frame.get(v).copied().flatten())
-            .map_or(self.vars[v], |(slot, _)| slot)
+            .find_map(|frame| frame.get(v).copied().flatten());
+        Ok(match shadow {
+            Some((slot, shadow)) if shadow.scalar => {
+                let scalar = e.b.build_load(e.elem_type(ty), slot, "")?;
+                e.splat(scalar)?
+            }
+            Some((slot, _)) => {
+                e.b.build_load(e.vec_type(ty), slot, "")?
+                    .into_vector_value()
+            }
+            None => {
+                e.b.build_load(e.vec_type(ty), self.vars[v], "")?
+                    .into_vector_value()
+            }
+        })
     }
 
     /// Assigns variable `v` in the lanes of `lanes`: its innermost shadow
@@ -842,7 +912,19 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             let Some((slot, shadow)) = frame.get(v).copied().flatten() else {
                 continue;
             };
-            if lanes_are_active && self.every_lane_frame == Some(depth) {
+            let every_lane = lanes_are_active && self.every_lane_frame == Some(depth);
+            if shadow.scalar {
+                if !every_lane {
+                    return Err(JitError::Internal(format!(
+                        "a lane-masked write to the scalar shadow of {}",
+                        self.f.vars[v].name
+                    )));
+                }
+                // Every lane holds the same value (`scalar_shadows`).
+                let lane0 = e.i32().const_zero();
+                let scalar = e.b.build_extract_element(value, lane0, "")?;
+                e.b.build_store(slot, scalar)?;
+            } else if every_lane {
                 e.b.build_store(slot, value)?;
             } else {
                 masked(slot)?;
@@ -865,17 +947,45 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let e = self.e;
         let shapes = &self.shapes;
         let uniform = |s: &Stmt| shapes.condition(s) == Some(LaneShape::Uniform);
+        let shadows = loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform);
+        let shadowed: Vec<bool> = shadows.iter().map(Option::is_some).collect();
+        let facts = scalar_shadows::Facts {
+            uniform_condition: &uniform,
+            same_in_every_lane: &|id| {
+                shapes.value(id) == LaneShape::Uniform && shapes.every_lane(id)
+            },
+            uniform_at_entry: &|v| {
+                shapes.var_at_loop_entry(body, VarId(v as u32)) == LaneShape::Uniform
+            },
+        };
+        let scalar = scalar_shadows::scalar_shadows(self.f, body, &shadowed, &facts);
         let mut frame = Vec::new();
-        for (v, shadow) in loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform)
-            .into_iter()
-            .enumerate()
-        {
+        for (v, shadow) in shadows.into_iter().enumerate() {
             frame.push(match shadow {
-                Some(shadow) => {
-                    let ty = e.vec_type(self.f.vars[v].ty);
-                    let slot = self.entry_alloca(ty, &format!("{}.shadow", self.f.vars[v].name))?;
-                    let now = e.b.build_load(ty, self.var_slot(v), "")?;
-                    e.b.build_store(slot, now)?;
+                Some(mut shadow) => {
+                    // A variable read after the loop takes every write as a
+                    // splat and a select, which costs what the scalar saves
+                    // (Mandelbrot's count: 31 vector operations per
+                    // iteration either way, and 4% slower).
+                    shadow.scalar = scalar[v] && !shadow.read_outside;
+                    let var = &self.f.vars[v];
+                    let now = self.read_var(v)?;
+                    let slot = if shadow.scalar {
+                        // The value of the first active lane: all active
+                        // lanes agree, the others never see the shadow.
+                        let bits = e.mask_to_bits(self.mask.current(e)?)?;
+                        let lane = e.lowest_lane(bits)?;
+                        let first = e.b.build_extract_element(now, lane, "")?;
+                        let slot = self
+                            .entry_alloca(e.elem_type(var.ty), &format!("{}.scalar", var.name))?;
+                        e.b.build_store(slot, first)?;
+                        slot
+                    } else {
+                        let slot =
+                            self.entry_alloca(e.vec_type(var.ty), &format!("{}.shadow", var.name))?;
+                        e.b.build_store(slot, now)?;
+                        slot
+                    };
                     Some((slot, shadow))
                 }
                 None => None,
@@ -886,6 +996,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     fn inst(&mut self, i: &Inst) -> Result<(), JitError> {
+        if shape::is_lane_wise(&i.op) && i.args.iter().all(|a| self.same_everywhere(a)) {
+            for r in &i.results {
+                if let Place::Value(id) = r {
+                    self.same_values[id.0 as usize] = true;
+                }
+            }
+        }
         match i.op {
             Op::Call(callee) => return self.call(i, callee),
             Op::Barrier => return self.barrier(),

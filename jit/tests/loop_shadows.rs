@@ -436,3 +436,132 @@ fn mandelbrot_values_do_not_wait_for_the_mask() {
         assert!(def.starts_with("fadd"), "loop-carried z is `{def}`\n{ir}");
     }
 }
+
+/// Scalar shadows (`jit/src/lower/scalar_shadows.rs`): counters the same in
+/// every lane of the loop. The loop under `if %odd` starts from a value its
+/// active lanes share but lane 0 (inactive there) does not; the nested
+/// counter is reset by its outer loop after some lanes left that loop;
+/// a variable written in every lane and under a divergent `if` (a vector);
+/// f32 and bool counters; `if`s on conditions the whole warp shares, with
+/// stores and an else side, after lanes left by divergent breaks.
+#[test]
+fn counters_the_same_in_every_lane() {
+    same_as_interpreter(
+        "
+param %n: i32
+param %limit: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $k: i32
+  var $sum: i32
+  var $round: i32
+  var $j: i32
+  var $inner: i32
+  var $t: f32
+  var $flip: bool
+  var $flips: i32
+  var $marks: i32
+  var $skip: i32
+  %g = global_id.x
+  %inside = cmp.lt.u %g, %n
+  if %inside {
+    %lane = lane_id
+    %odd_bit = and %lane, 1
+    %odd = cmp.eq %odd_bit, 1
+    if %odd {
+      $k = mov 5
+      loop {
+        %k_done = cmp.ge.s $k, 9
+        if %k_done {
+          break
+        }
+        $sum = add $sum, $k
+        $k = add $k, 1
+      }
+    }
+    %a = shl %g, 2
+    %x = load.u32 @in, %a
+    %rounds = and %lane, 3
+    loop {
+      %out_of_rounds = cmp.gt.u $round, %rounds
+      if %out_of_rounds {
+        break
+      }
+      $j = mov 0
+      $skip = mov 0
+      loop {
+        %wg = workgroup_id.x
+        %j_limit = add %limit, %wg
+        %j_done = cmp.ge.u $j, %j_limit
+        if %j_done {
+          break
+        }
+        %low = and %x, 31
+        %early = cmp.eq %low, $j
+        if %early {
+          break
+        }
+        %j_addr = shl $j, 2
+        %y = load.u32 @in, %j_addr
+        $inner = add $inner, %y
+        // Written in every lane and, below, in some: a vector.
+        $skip = add $skip, 1
+        %x_odd_bit = and %x, 1
+        %x_odd = cmp.eq %x_odd_bit, 1
+        if %x_odd {
+          $skip = add $skip, 2
+        }
+        $inner = add $inner, $skip
+        %half = cmp.ge.u $j, 3
+        if %half {
+          $marks = add $marks, 1
+        } else {
+          $marks = add $marks, 100
+        }
+        $j = add $j, 1
+      }
+      $round = add $round, 1
+    }
+    loop {
+      %t_done = cmp.ge $t, 3.0
+      if %t_done {
+        break
+      }
+      $flip = not $flip
+      if $flip {
+        $flips = add $flips, 1
+      }
+      $t = add $t, 0.5
+    }
+    %o = shl %g, 4
+    store.u32x4 @out, %o, $sum, $inner, $marks, $flips
+  }
+}
+",
+        1000,
+        &[7],
+    );
+}
+
+/// The tile counter of n-body is a scalar: its loop compares it with a
+/// scalar `icmp` and keeps no `<32 x i32>` phi for it.
+#[test]
+fn nbody_tile_counter_is_a_scalar() {
+    let m = module(include_str!("../../benches/workloads/nbody.warp"));
+    let options = JitOptions {
+        opt_level: 2,
+        target: Target::Native,
+        ..JitOptions::default()
+    };
+    let ir = direct::optimised_ir(&m, &options);
+    let vector_j = ir
+        .lines()
+        .any(|l| l.contains("%j.shadow") && l.contains("phi <32 x i32>"));
+    assert!(!vector_j, "j is a vector\n{ir}");
+    assert!(
+        ir.lines()
+            .any(|l| l.contains("icmp") && l.contains("i32 %j.scalar") && !l.contains('<')),
+        "no scalar compare of j\n{ir}"
+    );
+}

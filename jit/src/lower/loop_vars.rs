@@ -35,6 +35,9 @@ pub struct Shadow {
     /// The variable is read outside the loop, so writes also update the
     /// variable itself.
     pub read_outside: bool,
+    /// One scalar holds the shadow for all lanes
+    /// ([`scalar_shadows`](super::scalar_shadows)).
+    pub scalar: bool,
 }
 
 /// The shadows of the loop whose body is `body`, by variable: variables the
@@ -62,7 +65,10 @@ pub fn loop_shadows(
     for (v, shadow) in shadows.iter_mut().enumerate() {
         let read_outside = reads.get(v).is_some_and(|&all| all > inside[v]) || carried[v];
         if written[v] && inside[v] > 0 && (!read_outside || steering.vars[v]) {
-            *shadow = Some(Shadow { read_outside });
+            *shadow = Some(Shadow {
+                read_outside,
+                scalar: false,
+            });
         }
     }
     shadows

@@ -100,6 +100,8 @@ pub struct FunctionShapes {
     addresses: HashMap<*const Inst, OperandShape>,
     /// Condition of each `if`, by statement.
     conditions: HashMap<*const Stmt, LaneShape>,
+    /// Variables where each loop is entered, by loop body.
+    loop_entries: HashMap<*const Block, Vars>,
 }
 
 impl FunctionShapes {
@@ -115,6 +117,7 @@ impl FunctionShapes {
             lane_index: vec![false; f.values.len()],
             addresses: HashMap::new(),
             conditions: HashMap::new(),
+            loop_entries: HashMap::new(),
             loops: Vec::new(),
             divergence: 0,
             loop_depth: 0,
@@ -127,6 +130,7 @@ impl FunctionShapes {
             every_lane: a.every_lane,
             addresses: a.addresses,
             conditions: a.conditions,
+            loop_entries: a.loop_entries,
         }
     }
 
@@ -149,10 +153,39 @@ impl FunctionShapes {
         self.addresses.get(&std::ptr::from_ref(inst)).copied()
     }
 
+    /// The shape of variable `v` where the loop whose body is `body` is
+    /// entered (varying for blocks that are not a loop's body).
+    pub fn var_at_loop_entry(&self, body: &Block, v: VarId) -> LaneShape {
+        self.loop_entries
+            .get(&std::ptr::from_ref(body))
+            .and_then(|vars| vars.get(v.0 as usize).copied())
+            .unwrap_or(LaneShape::Varying)
+    }
+
     /// The shape of the condition of `stmt`, an `if` of the analysed function.
     pub fn condition(&self, stmt: &Stmt) -> Option<LaneShape> {
         self.conditions.get(&std::ptr::from_ref(stmt)).copied()
     }
+}
+
+/// Whether `op` computes each lane from that lane's operands alone (no
+/// memory, no other lanes, no IDs).
+pub fn is_lane_wise(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Mov
+            | Op::Select
+            | Op::Unary(_)
+            | Op::Binary(_)
+            | Op::Fma
+            | Op::Cmp(_)
+            | Op::Bfe { .. }
+            | Op::Bfi
+            | Op::Cvt { .. }
+            | Op::Bitcast(_)
+            | Op::Pk64
+            | Op::Up64
+    )
 }
 
 /// The shape of every variable at a program point.
@@ -220,6 +253,7 @@ struct Analysis<'a> {
     lane_index: Vec<bool>,
     addresses: HashMap<*const Inst, OperandShape>,
     conditions: HashMap<*const Stmt, LaneShape>,
+    loop_entries: HashMap<*const Block, Vars>,
     loops: Vec<LoopFrame>,
     /// Enclosing `if`s on varying conditions and `ordered` sections.
     divergence: u32,
@@ -300,6 +334,9 @@ impl Analysis<'_> {
     /// [`PRECISE_DEPTH`], gives up: everything it assigns is varying, which
     /// settles at the next pass.
     fn loop_stmt(&mut self, body: &Block, vars: &mut Vars) {
+        // An outer loop's last pass, the one that settles, comes last.
+        self.loop_entries
+            .insert(std::ptr::from_ref(body), vars.clone());
         let assigned = assigned_vars(body);
         let mut header = vars.clone();
         if self.loop_depth >= PRECISE_DEPTH {
@@ -385,22 +422,7 @@ impl Analysis<'_> {
         let shape = self.result_shape(i, &args);
         // Lane-wise operations on all lanes: what their operands hold in
         // every lane, their results do too.
-        let lane_wise = matches!(
-            i.op,
-            Op::Mov
-                | Op::Select
-                | Op::Unary(_)
-                | Op::Binary(_)
-                | Op::Fma
-                | Op::Cmp(_)
-                | Op::Bfe { .. }
-                | Op::Bfi
-                | Op::Cvt { .. }
-                | Op::Bitcast(_)
-                | Op::Pk64
-                | Op::Up64
-                | Op::Builtin(_)
-        );
+        let lane_wise = is_lane_wise(&i.op) || matches!(i.op, Op::Builtin(_));
         let every_lane = lane_wise && i.args.iter().all(|a| self.operand_every_lane(a));
         let lane_index = match &i.op {
             Op::Builtin(Builtin::LaneId | Builtin::LocalIndex) => true,

@@ -1,0 +1,205 @@
+//! Loop shadows that hold one value for the whole warp, kept as scalars.
+//!
+//! A loop counter such as Mandelbrot's iteration count or an n-body tile
+//! index is the same in every lane still in the loop. Its shadow (see
+//! [`loop_vars`](super::loop_vars)) is written in every lane, so when each
+//! write stores a value that is the same in all 32 lanes, the shadow is
+//! too, and one scalar can hold it: reads splat it, and LLVM folds the
+//! arithmetic and compares on those splats into scalar ones. The counter's
+//! limit test becomes one scalar compare instead of a vector compare per
+//! 16 lanes and a mask merge, and an address computed from it needs no
+//! extract of its first active lane.
+//!
+//! A shadow qualifies when the variable is uniform across the active lanes
+//! where the loop is entered (its first active lane's value starts the
+//! scalar), and every write to it in the loop sits where the shadow is
+//! written in every lane (in the loop's own body or under `if`s with
+//! uniform conditions, not in an inner loop or `ordered` section) and
+//! stores a lane-wise function of constants, parameters, values the same
+//! in every lane, and qualifying shadows of the same loop.
+
+use super::shape::is_lane_wise;
+use warpjit_ir::{Block, Function, Operand, Place, Stmt, ValueId};
+
+/// What the lowering knows about the function, for [`scalar_shadows`].
+pub struct Facts<'a> {
+    /// Whether an `if`'s condition is the same in all active lanes.
+    pub uniform_condition: &'a dyn Fn(&Stmt) -> bool,
+    /// Whether a value holds the same in all 32 lanes, active or not.
+    pub same_in_every_lane: &'a dyn Fn(ValueId) -> bool,
+    /// Whether variable `v` is the same in all active lanes where the loop
+    /// is entered.
+    pub uniform_at_entry: &'a dyn Fn(usize) -> bool,
+}
+
+/// Per variable: whether the loop whose body is `body` can keep its shadow
+/// (`shadowed[v]`) as a scalar.
+pub fn scalar_shadows(f: &Function, body: &Block, shadowed: &[bool], facts: &Facts) -> Vec<bool> {
+    let mut scalar: Vec<bool> = shadowed
+        .iter()
+        .enumerate()
+        .map(|(v, &s)| s && (facts.uniform_at_entry)(v))
+        .collect();
+    // Dropping one variable can disqualify others whose writes read it.
+    loop {
+        let mut check = Check {
+            facts,
+            scalar: &scalar,
+            same_values: vec![false; f.values.len()],
+            disqualified: vec![false; scalar.len()],
+        };
+        check.block(body, true);
+        let disqualified = check.disqualified;
+        let mut changed = false;
+        for (s, d) in scalar.iter_mut().zip(disqualified) {
+            if *s && d {
+                *s = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return scalar;
+        }
+    }
+}
+
+struct Check<'a> {
+    facts: &'a Facts<'a>,
+    scalar: &'a [bool],
+    /// Values of the loop computed the same in every lane.
+    same_values: Vec<bool>,
+    disqualified: Vec<bool>,
+}
+
+impl Check<'_> {
+    /// `every_lane`: the loop's shadows are written in every lane here.
+    fn block(&mut self, block: &Block, every_lane: bool) {
+        for s in &block.stmts {
+            match s {
+                Stmt::Inst(i) => {
+                    let same =
+                        is_lane_wise(&i.op) && i.args.iter().all(|a| self.same_everywhere(a));
+                    for r in &i.results {
+                        match r {
+                            Place::Value(id) => {
+                                if let Some(slot) = self.same_values.get_mut(id.0 as usize) {
+                                    *slot = same;
+                                }
+                            }
+                            Place::Var(v) => {
+                                if !(same && every_lane) {
+                                    if let Some(d) = self.disqualified.get_mut(v.0 as usize) {
+                                        *d = true;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    let inner = every_lane && (self.facts.uniform_condition)(s);
+                    self.block(then_body, inner);
+                    self.block(else_body, inner);
+                }
+                Stmt::Loop { body, .. } | Stmt::Ordered { body, .. } => self.block(body, false),
+                Stmt::Break { .. }
+                | Stmt::Continue { .. }
+                | Stmt::Return { .. }
+                | Stmt::Kill { .. } => {}
+            }
+        }
+    }
+
+    fn same_everywhere(&self, o: &Operand) -> bool {
+        match o {
+            Operand::Const(_) | Operand::Param(_) => true,
+            Operand::Var(v) => self.scalar.get(v.0 as usize).copied().unwrap_or(false),
+            Operand::Value(id) => {
+                self.same_values
+                    .get(id.0 as usize)
+                    .copied()
+                    .unwrap_or(false)
+                    || (self.facts.same_in_every_lane)(*id)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scalar shadows of the first loop of kernel `main` in `src`,
+    /// every variable shadowed, by variable name.
+    fn scalars(src: &str, uniform_at_entry: bool) -> Vec<String> {
+        let m = warpjit_ir::text::parse(src).expect("parses");
+        let f = &m.functions[0];
+        let body = f
+            .body
+            .stmts
+            .iter()
+            .find_map(|s| match s {
+                Stmt::Loop { body, .. } => Some(body),
+                _ => None,
+            })
+            .expect("a loop");
+        let shadowed = vec![true; f.vars.len()];
+        let facts = Facts {
+            uniform_condition: &|_| false,
+            same_in_every_lane: &|_| false,
+            uniform_at_entry: &|_| uniform_at_entry,
+        };
+        let scalar = scalar_shadows(f, body, &shadowed, &facts);
+        f.vars
+            .iter()
+            .zip(scalar)
+            .filter(|(_, s)| *s)
+            .map(|(v, _)| v.name.clone())
+            .collect()
+    }
+
+    const COUNTERS: &str = "
+        param %limit: i32
+        kernel @main workgroup(32) {
+          var $n: i32
+          var $step: i32
+          var $x: f32
+          var $lane_sum: i32
+          loop {
+            %done = cmp.ge.s $n, %limit
+            if %done {
+              break
+            }
+            %next = add $n, $step
+            $n = mov %next
+            $step = add $step, 1
+            %lane = lane_id
+            $lane_sum = add $lane_sum, %lane
+            %far = cmp.gt $x, 4.0
+            if %far {
+              $x = mul $x, 0.5
+            }
+          }
+        }
+    ";
+
+    #[test]
+    fn counters_of_constants_and_parameters_are_scalar() {
+        assert_eq!(scalars(COUNTERS, true), ["n", "step"]);
+    }
+
+    #[test]
+    fn nothing_is_scalar_unless_uniform_where_the_loop_starts() {
+        assert!(scalars(COUNTERS, false).is_empty());
+    }
+
+    #[test]
+    fn a_variable_reading_a_varying_one_is_not_scalar() {
+        let src = COUNTERS.replace("$step = add $step, 1", "$step = add $lane_sum, 1");
+        assert_eq!(scalars(&src, true), Vec::<String>::new());
+    }
+}

@@ -261,22 +261,26 @@ pub fn var_reads(f: &Function, block: &Block) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::lower) mod tests {
     use super::*;
 
-    /// The shadows of the first loop of `@main`, by variable name.
-    fn shadows(text: &str) -> Vec<(String, Shadow)> {
-        let m = warpjit_ir::text::parse(text).expect("parses");
-        let f = &m.functions[0];
-        let body = f
-            .body
+    /// The body of the first loop at the top level of `f`.
+    pub(in crate::lower) fn first_loop(f: &Function) -> &Block {
+        f.body
             .stmts
             .iter()
             .find_map(|s| match s {
                 Stmt::Loop { body, .. } => Some(body),
                 _ => None,
             })
-            .expect("a loop");
+            .expect("a loop")
+    }
+
+    /// The shadows of the first loop of `@main`, by variable name.
+    fn shadows(text: &str) -> Vec<(String, Shadow)> {
+        let m = warpjit_ir::text::parse(text).expect("parses");
+        let f = &m.functions[0];
+        let body = first_loop(f);
         loop_shadows(f, &var_reads(f, &f.body), body, &|_| false)
             .into_iter()
             .zip(&f.vars)

@@ -138,15 +138,7 @@ mod tests {
     fn scalars(src: &str, uniform_at_entry: bool) -> Vec<String> {
         let m = warpjit_ir::text::parse(src).expect("parses");
         let f = &m.functions[0];
-        let body = f
-            .body
-            .stmts
-            .iter()
-            .find_map(|s| match s {
-                Stmt::Loop { body, .. } => Some(body),
-                _ => None,
-            })
-            .expect("a loop");
+        let body = crate::lower::loop_vars::tests::first_loop(f);
         let shadowed = vec![true; f.vars.len()];
         let facts = Facts {
             uniform_condition: &|_| false,

@@ -965,8 +965,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 Some(mut shadow) => {
                     // A variable read after the loop takes every write as a
                     // splat and a select, which costs what the scalar saves
-                    // (Mandelbrot's count: 31 vector operations per
-                    // iteration either way, and 4% slower).
+                    // (a Mandelbrot loop whose count was stored after it:
+                    // 31 vector operations per iteration either way, and 4%
+                    // slower).
                     shadow.scalar = scalar[v] && !shadow.read_outside;
                     let var = &self.f.vars[v];
                     let now = self.read_var(v)?;

@@ -300,7 +300,7 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// statement, if any: writes to its shadows skip the select.
     every_lane_frame: Option<usize>,
     /// Values computed from scalar loop shadows, constants and parameters
-    /// alone: the same in all 32 lanes.
+    /// alone: the same in all 32 lanes ([`scalar_shadows`]).
     same_values: Vec<bool>,
     /// Per buffer: its atomic updates may be posted ([`posted`]).
     posted: &'a [Option<(AtomOp, NumFormat)>],
@@ -499,32 +499,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         lowered
     }
 
-    /// An `if` whose condition `c0`, a scalar, holds for the whole warp:
-    /// the side taken runs with the current mask.
-    fn uniform_if(
-        &mut self,
-        c0: IntValue<'ctx>,
-        then_body: &Block,
-        else_body: &Block,
-    ) -> Result<(), JitError> {
-        let e = self.e;
-        let frame = self.every_lane_frame;
-        let then_bb = self.new_block("then");
-        let else_bb = self.new_block("else");
-        let end = self.new_block("endif");
-        e.b.build_conditional_branch(c0, then_bb, else_bb)?;
-        for (bb, body) in [(then_bb, then_body), (else_bb, else_body)] {
-            e.b.position_at_end(bb);
-            let outer = self.mask.current(e)?;
-            self.mask.push_mask(outer);
-            self.block_in(frame, body)?;
-            self.mask.pop_cond();
-            e.b.build_unconditional_branch(end)?;
-        }
-        e.b.position_at_end(end);
-        Ok(())
-    }
-
     fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
         self.e.cx.append_basic_block(self.func, name)
     }
@@ -540,14 +514,15 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 ..
             } => {
                 let c = self.operand(cond)?;
-                if self.same_everywhere(cond) {
-                    // Lane 0 decides for the warp: a scalar test.
-                    let c0 =
-                        e.b.build_extract_element(c, e.i32().const_zero(), "")?
-                            .into_int_value();
-                    return self.uniform_if(c0, then_body, else_body);
-                }
-                if else_body.stmts.is_empty() && only_mask_changes(then_body) {
+                // A condition the same in all 32 lanes: lane 0 decides for
+                // the warp with a scalar test.
+                let lane0 = if self.same_everywhere(cond) {
+                    let lane = e.i32().const_zero();
+                    Some(e.b.build_extract_element(c, lane, "")?.into_int_value())
+                } else {
+                    None
+                };
+                if lane0.is_none() && else_body.stmts.is_empty() && only_mask_changes(then_body) {
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
                     self.mask.push_cond(e, c)?;
@@ -555,13 +530,17 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.mask.pop_cond();
                     return Ok(());
                 }
-                let uniform = self.shapes.condition(s) == Some(LaneShape::Uniform);
+                let uniform =
+                    lane0.is_some() || self.shapes.condition(s) == Some(LaneShape::Uniform);
                 let taken = if uniform {
                     // All active lanes agree on `c`: the then side, if
                     // taken, has all of them, so its mask is the current
                     // one, not a new value.
                     let outer = self.mask.current(e)?;
-                    let taken = e.any(e.b.build_and(outer, c, "")?)?;
+                    let taken = match lane0 {
+                        Some(c0) => c0,
+                        None => e.any(e.b.build_and(outer, c, "")?)?,
+                    };
                     self.mask.push_mask(outer);
                     taken
                 } else {
@@ -584,10 +563,16 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 }
                 // The else lanes: active before the if and not `c`.
                 let outer = self.mask.current(e)?;
-                let else_mask = self.mask.without(e, outer, c)?;
+                let (else_mask, else_taken) = match lane0 {
+                    Some(c0) => (outer, e.b.build_not(c0, "")?),
+                    None => {
+                        let lanes = self.mask.without(e, outer, c)?;
+                        (lanes, e.any(lanes)?)
+                    }
+                };
                 let else_bb = self.new_block("else");
                 let end = self.new_block("endif");
-                e.b.build_conditional_branch(e.any(else_mask)?, else_bb, end)?;
+                e.b.build_conditional_branch(else_taken, else_bb, end)?;
                 e.b.position_at_end(else_bb);
                 self.mask.push_mask(else_mask);
                 self.block_in(frame, else_body)?;
@@ -847,19 +832,24 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         match o {
             Operand::Const(_) | Operand::Param(_) => true,
             Operand::Var(v) => self
-                .shadow_frames
-                .iter()
-                .rev()
-                .find_map(|frame| frame.get(v.0 as usize).copied().flatten())
+                .innermost_shadow(v.0 as usize)
                 .is_some_and(|(_, shadow)| shadow.scalar),
             Operand::Value(id) => {
                 self.same_values
                     .get(id.0 as usize)
                     .copied()
                     .unwrap_or(false)
-                    || (self.shapes.value(*id) == LaneShape::Uniform && self.shapes.every_lane(*id))
+                    || self.shapes.same_in_every_lane(*id)
             }
         }
+    }
+
+    /// The innermost loop shadow of variable `v`, where reads of it go.
+    fn innermost_shadow(&self, v: usize) -> Option<(PointerValue<'ctx>, Shadow)> {
+        self.shadow_frames
+            .iter()
+            .rev()
+            .find_map(|frame| frame.get(v).copied().flatten())
     }
 
     /// Variable `v` as it is read here: from the innermost loop shadow, or
@@ -867,12 +857,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     fn read_var(&self, v: usize) -> Result<VectorValue<'ctx>, JitError> {
         let e = self.e;
         let ty = self.f.vars[v].ty;
-        let shadow = self
-            .shadow_frames
-            .iter()
-            .rev()
-            .find_map(|frame| frame.get(v).copied().flatten());
-        Ok(match shadow {
+        Ok(match self.innermost_shadow(v) {
             Some((slot, shadow)) if shadow.scalar => {
                 let scalar = e.b.build_load(e.elem_type(ty), slot, "")?;
                 e.splat(scalar)?
@@ -948,27 +933,23 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let shapes = &self.shapes;
         let uniform = |s: &Stmt| shapes.condition(s) == Some(LaneShape::Uniform);
         let shadows = loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform);
-        let shadowed: Vec<bool> = shadows.iter().map(Option::is_some).collect();
         let facts = scalar_shadows::Facts {
             uniform_condition: &uniform,
-            same_in_every_lane: &|id| {
-                shapes.value(id) == LaneShape::Uniform && shapes.every_lane(id)
-            },
+            same_in_every_lane: &|id| shapes.same_in_every_lane(id),
             uniform_at_entry: &|v| {
                 shapes.var_at_loop_entry(body, VarId(v as u32)) == LaneShape::Uniform
             },
+            scalar_outside: &|v| self.innermost_shadow(v).is_some_and(|(_, s)| s.scalar),
         };
-        let scalar = scalar_shadows::scalar_shadows(self.f, body, &shadowed, &facts);
+        let scalars = scalar_shadows::scalar_shadows(self.f, body, &shadows, &facts);
+        for (same, found) in self.same_values.iter_mut().zip(scalars.values) {
+            *same |= found;
+        }
         let mut frame = Vec::new();
         for (v, shadow) in shadows.into_iter().enumerate() {
             frame.push(match shadow {
                 Some(mut shadow) => {
-                    // A variable read after the loop takes every write as a
-                    // splat and a select, which costs what the scalar saves
-                    // (a Mandelbrot loop whose count was stored after it:
-                    // 31 vector operations per iteration either way, and 4%
-                    // slower).
-                    shadow.scalar = scalar[v] && !shadow.read_outside;
+                    shadow.scalar = scalars.vars[v];
                     let var = &self.f.vars[v];
                     let now = self.read_var(v)?;
                     let slot = if shadow.scalar {
@@ -997,13 +978,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     fn inst(&mut self, i: &Inst) -> Result<(), JitError> {
-        if shape::is_lane_wise(&i.op) && i.args.iter().all(|a| self.same_everywhere(a)) {
-            for r in &i.results {
-                if let Place::Value(id) = r {
-                    self.same_values[id.0 as usize] = true;
-                }
-            }
-        }
         match i.op {
             Op::Call(callee) => return self.call(i, callee),
             Op::Barrier => return self.barrier(),

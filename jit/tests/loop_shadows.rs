@@ -440,7 +440,8 @@ fn mandelbrot_values_do_not_wait_for_the_mask() {
 /// Scalar shadows (`jit/src/lower/scalar_shadows.rs`): counters the same in
 /// every lane of the loop. The loop under `if %odd` starts from a value its
 /// active lanes share but lane 0 (inactive there) does not; the nested
-/// counter is reset by its outer loop after some lanes left that loop;
+/// counter is reset by its outer loop after some lanes left that loop, and
+/// the outer loop's counter is tested inside it;
 /// a variable written in every lane and under a divergent `if` (a vector);
 /// f32 and bool counters; `if`s on conditions the whole warp shares, with
 /// stores and an else side, after lanes left by divergent breaks.
@@ -513,6 +514,16 @@ kernel @main workgroup(64) {
           $skip = add $skip, 2
         }
         $inner = add $inner, $skip
+        // The outer loop's scalar, read in the inner loop.
+        %first_round = cmp.eq $round, 0
+        if %first_round {
+          $marks = add $marks, 1000
+        }
+        // A variable no loop shadows, different between lanes.
+        %k_big = cmp.gt.s $k, 4
+        if %k_big {
+          $marks = add $marks, 10000
+        }
         %half = cmp.ge.u $j, 3
         if %half {
           $marks = add $marks, 1

@@ -134,6 +134,11 @@ impl FunctionShapes {
         }
     }
 
+    /// Whether an SSA value holds one value in all 32 lanes, active or not.
+    pub fn same_in_every_lane(&self, v: warpjit_ir::ValueId) -> bool {
+        self.value(v) == LaneShape::Uniform && self.every_lane(v)
+    }
+
     /// The shape of an SSA value of the function.
     pub fn value(&self, v: warpjit_ir::ValueId) -> LaneShape {
         self.values

@@ -302,6 +302,9 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// Values computed from scalar loop shadows, constants and parameters
     /// alone: the same in all 32 lanes ([`scalar_shadows`]).
     same_values: Vec<bool>,
+    /// Values computed in loops from those and from values whose lane
+    /// shape holds in every lane: their shape holds in every lane too.
+    shaped_values: Vec<bool>,
     /// Per buffer: its atomic updates may be posted ([`posted`]).
     posted: &'a [Option<(AtomOp, NumFormat)>],
     start: KernelStart,
@@ -373,6 +376,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
             same_values: vec![false; f.values.len()],
+            shaped_values: vec![false; f.values.len()],
             posted,
             start,
             may_demote,
@@ -781,9 +785,24 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             }) if stride == consecutive => KnownAddress::Tiled { width, every_lane },
             _ => KnownAddress::Unknown,
         };
+        // Loop scalars can make the shape hold in lanes the analysis did
+        // not vouch for.
+        let shaped = matches!(i.args.first(), Some(Operand::Value(id))
+            if self.shaped_values.get(id.0 as usize).copied().unwrap_or(false));
+        let everywhere = |k: KnownAddress| match k {
+            KnownAddress::Same { .. } if shaped => KnownAddress::Same { every_lane: true },
+            KnownAddress::Consecutive { .. } if shaped => {
+                KnownAddress::Consecutive { every_lane: true }
+            }
+            KnownAddress::Tiled { width, .. } if shaped => KnownAddress::Tiled {
+                width,
+                every_lane: true,
+            },
+            k => k,
+        };
         AddressFacts {
-            always: known(&self.shapes),
-            in_one_row: known(&self.row_shapes),
+            always: everywhere(known(&self.shapes)),
+            in_one_row: everywhere(known(&self.row_shapes)),
         }
     }
 
@@ -935,7 +954,10 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let shadows = loop_vars::loop_shadows(self.f, &self.var_reads, body, &uniform);
         let facts = scalar_shadows::Facts {
             uniform_condition: &uniform,
-            same_in_every_lane: &|id| shapes.same_in_every_lane(id),
+            same_in_every_lane: &|id| {
+                self.same_values[id.0 as usize] || shapes.same_in_every_lane(id)
+            },
+            shape_in_every_lane: &|id| self.shaped_values[id.0 as usize] || shapes.every_lane(id),
             uniform_at_entry: &|v| {
                 shapes.var_at_loop_entry(body, VarId(v as u32)) == LaneShape::Uniform
             },
@@ -944,6 +966,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         let scalars = scalar_shadows::scalar_shadows(self.f, body, &shadows, &facts);
         for (same, found) in self.same_values.iter_mut().zip(scalars.values) {
             *same |= found;
+        }
+        for (shaped, found) in self
+            .shaped_values
+            .iter_mut()
+            .zip(scalars.shape_in_every_lane)
+        {
+            *shaped |= found;
         }
         let mut frame = Vec::new();
         for (v, shadow) in shadows.into_iter().enumerate() {

@@ -555,6 +555,62 @@ kernel @main workgroup(64) {
     );
 }
 
+/// Accesses whose address is a loop scalar plus the lane (a compaction
+/// tile's chunks): the run starts from lane 0's address even where lane 0
+/// is inactive, and chunks past the end of `in` fault as on the per-lane
+/// path.
+#[test]
+fn consecutive_accesses_from_a_loop_scalar() {
+    same_as_interpreter(
+        "
+param %n: i32
+param %limit: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $chunk: i32
+  var $sum: i32
+  var $shifted: i32
+  %g = global_id.x
+  %inside = cmp.lt.u %g, %n
+  if %inside {
+    %lane = lane_id
+    %high_lanes = cmp.ge.u %lane, 5
+    %wg = workgroup_id.x
+    %base = mul %wg, 64
+    loop {
+      %done = cmp.ge.u $chunk, %limit
+      if %done {
+        break
+      }
+      %offset = shl $chunk, 5
+      %start = add %base, %offset
+      %i = add %start, %lane
+      %addr = shl %i, 2
+      if %high_lanes {
+        %x = load.u32 @in, %addr
+        $sum = add $sum, %x
+        store.u32 @out, %addr, %x
+        // The same in the active lanes, not in lane 0.
+        $shifted = add %start, 7
+        %j = add $shifted, %lane
+        %j_addr = shl %j, 2
+        %y = load.u32 @in, %j_addr
+        $sum = add $sum, %y
+      }
+      $chunk = add $chunk, 1
+    }
+    %o = shl %g, 2
+    %sum_at = add %o, 12000
+    store.u32 @out, %sum_at, $sum
+  }
+}
+",
+        1000,
+        &[40],
+    );
+}
+
 /// The tile counter of n-body is a scalar: its loop compares it with a
 /// scalar `icmp` and keeps no `<32 x i32>` phi for it.
 #[test]

@@ -66,8 +66,8 @@ pub const WORKLOADS: [Workload; 8] = [
     Workload {
         id: "W5",
         name: "compact",
-        file: "examples/compact_ballot.warp",
-        source: include_str!("../../examples/compact_ballot.warp"),
+        file: "benches/workloads/compact.warp",
+        source: include_str!("../../benches/workloads/compact.warp"),
         unit: "elements",
         prepare: compact,
     },
@@ -296,6 +296,10 @@ fn multiset(values: &[u32]) -> (usize, u32, u32) {
     })
 }
 
+/// W5's tile per warp: 64 chunks of 32 elements (8 KiB of input, read
+/// twice, the second time from the cache), one reservation each.
+const COMPACT_TILE_CHUNKS: u32 = 64;
+
 fn compact(size: Size) -> Result<Prepared, String> {
     let n = stream_len(size, 1 << 24);
     let x = hash_values(n);
@@ -304,8 +308,19 @@ fn compact(size: Size) -> Result<Prepared, String> {
     let expected = multiset(&kept[..count]);
     let buffers = vec![u32_bytes(&x), vec![0; 4], vec![0; n * 4]];
     let mut out = vec![0u32; n];
+    // Chunks of 32 per warp tile, and workgroups: one tile per warp at full
+    // size; at test size, small tiles and two workgroups, so warps step
+    // through several tiles.
+    let (tile_chunks, groups) = match size {
+        Size::Full => (
+            COMPACT_TILE_CHUNKS,
+            (n as u32).div_ceil(COMPACT_TILE_CHUNKS * 32 * (GROUP / 32)),
+        ),
+        Size::Small => (2, 2),
+    };
+    let params = vec![param(n as u32), param(tile_chunks)];
     Ok(Prepared {
-        launch: launch("compact", groups_for(n), vec![param(n as u32)], buffers)?,
+        launch: launch("compact", groups, params, buffers)?,
         units: n as f64,
         baseline: Some(Box::new(move |threads| {
             black_box(baselines::compact(&x, &mut out, threads));

@@ -23,7 +23,7 @@
 
 use super::loop_vars::Shadow;
 use super::shape::is_lane_wise;
-use warpjit_ir::{Block, Function, Operand, Place, Stmt, ValueId};
+use warpjit_ir::{Block, Function, Op, Operand, Place, Stmt, ValueId};
 
 /// What the lowering knows about the function, for [`scalar_shadows`].
 pub struct Facts<'a> {
@@ -31,6 +31,9 @@ pub struct Facts<'a> {
     pub uniform_condition: &'a dyn Fn(&Stmt) -> bool,
     /// Whether a value holds the same in all 32 lanes, active or not.
     pub same_in_every_lane: &'a dyn Fn(ValueId) -> bool,
+    /// Whether a value's lane shape holds in all 32 lanes, active or not
+    /// (`FunctionShapes::every_lane`).
+    pub shape_in_every_lane: &'a dyn Fn(ValueId) -> bool,
     /// Whether variable `v` is the same in all active lanes where the loop
     /// is entered.
     pub uniform_at_entry: &'a dyn Fn(usize) -> bool,
@@ -47,6 +50,11 @@ pub struct LoopScalars {
     /// enclosing loops' scalars, constants and parameters alone, so the
     /// same in all 32 lanes.
     pub values: Vec<bool>,
+    /// Per value of the function: computed in the loop lane-wise from
+    /// those values and values whose lane shape holds in every lane, so its
+    /// shape holds in every lane too (lane 0 stands for the first active
+    /// lane in an address of known shape).
+    pub shape_in_every_lane: Vec<bool>,
 }
 
 /// The scalars of the loop whose body is `body`, whose shadows (by
@@ -69,11 +77,13 @@ pub fn scalar_shadows(
             shadows,
             scalar: &scalar,
             same_values: vec![false; f.values.len()],
+            shape_values: vec![false; f.values.len()],
             disqualified: vec![false; scalar.len()],
         };
         check.block(body, true);
         let Check {
             same_values,
+            shape_values,
             disqualified,
             ..
         } = check;
@@ -88,6 +98,7 @@ pub fn scalar_shadows(
             return LoopScalars {
                 vars: scalar,
                 values: same_values,
+                shape_in_every_lane: shape_values,
             };
         }
     }
@@ -99,6 +110,8 @@ struct Check<'a> {
     scalar: &'a [bool],
     /// Values of the loop computed the same in every lane.
     same_values: Vec<bool>,
+    /// Values of the loop whose shape holds in every lane.
+    shape_values: Vec<bool>,
     disqualified: Vec<bool>,
 }
 
@@ -108,13 +121,21 @@ impl Check<'_> {
         for s in &block.stmts {
             match s {
                 Stmt::Inst(i) => {
-                    let same =
-                        is_lane_wise(&i.op) && i.args.iter().all(|a| self.same_everywhere(a));
+                    let lane_wise = is_lane_wise(&i.op);
+                    let same = lane_wise && i.args.iter().all(|a| self.same_everywhere(a));
+                    // Builtins (IDs) hold their shape in every lane.
+                    let shaped = same
+                        || matches!(i.op, Op::Builtin(_))
+                        || lane_wise && i.args.iter().all(|a| self.shape_everywhere(a));
                     for r in &i.results {
                         match r {
                             Place::Value(id) => {
-                                if let Some(slot) = self.same_values.get_mut(id.0 as usize) {
+                                let id = id.0 as usize;
+                                if let Some(slot) = self.same_values.get_mut(id) {
                                     *slot = same;
+                                }
+                                if let Some(slot) = self.shape_values.get_mut(id) {
+                                    *slot = shaped;
                                 }
                             }
                             Place::Var(v) => {
@@ -143,6 +164,14 @@ impl Check<'_> {
                 | Stmt::Kill { .. } => {}
             }
         }
+    }
+
+    /// Whether `o`'s lane shape holds in all 32 lanes.
+    fn shape_everywhere(&self, o: &Operand) -> bool {
+        self.same_everywhere(o)
+            || matches!(o, Operand::Value(id)
+                if self.shape_values.get(id.0 as usize).copied().unwrap_or(false)
+                    || (self.facts.shape_in_every_lane)(*id))
     }
 
     fn same_everywhere(&self, o: &Operand) -> bool {
@@ -187,6 +216,7 @@ mod tests {
         let facts = Facts {
             uniform_condition: &|_| false,
             same_in_every_lane: &|_| false,
+            shape_in_every_lane: &|_| false,
             uniform_at_entry: &|_| uniform_at_entry,
             scalar_outside: &|_| false,
         };
@@ -223,6 +253,43 @@ mod tests {
           }
         }
     ";
+
+    #[test]
+    fn values_of_scalars_and_lane_ids_hold_their_shape_in_every_lane() {
+        let src = COUNTERS.replace(
+            "$lane_sum = add $lane_sum, %lane",
+            "$lane_sum = add $lane_sum, %lane
+            %at = add %next, %lane
+            %at_bytes = shl %at, 2
+            %varying = add %at, $lane_sum",
+        );
+        let m = warpjit_ir::text::parse(&src).expect("parses");
+        let f = &m.functions[0];
+        let body = crate::lower::loop_vars::tests::first_loop(f);
+        let shadows = vec![
+            Some(Shadow {
+                read_outside: false,
+                scalar: false,
+            });
+            f.vars.len()
+        ];
+        let facts = Facts {
+            uniform_condition: &|_| false,
+            same_in_every_lane: &|_| false,
+            shape_in_every_lane: &|_| false,
+            uniform_at_entry: &|_| true,
+            scalar_outside: &|_| false,
+        };
+        let found = scalar_shadows(f, body, &shadows, &facts);
+        let shaped: Vec<&str> = f
+            .values
+            .iter()
+            .zip(&found.shape_in_every_lane)
+            .filter(|(_, s)| **s)
+            .map(|(v, _)| v.name.as_str())
+            .collect();
+        assert_eq!(shaped, ["done", "next", "lane", "at", "at_bytes"]);
+    }
 
     #[test]
     fn counters_of_constants_and_parameters_are_scalar() {

@@ -800,6 +800,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             },
             k => k,
         };
+        // Helper lanes count in a ballot but do not store.
+        if !self.may_demote && self.shapes.packed(i, u64::from(access_bytes)) {
+            return AddressFacts {
+                always: KnownAddress::Packed,
+                in_one_row: KnownAddress::Packed,
+            };
+        }
         AddressFacts {
             always: everywhere(known(&self.shapes)),
             in_one_row: everywhere(known(&self.row_shapes)),

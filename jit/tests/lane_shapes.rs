@@ -658,3 +658,168 @@ fn deep_loop_nests_are_analysed_once_per_level_beyond_the_fourth() {
     assert_eq!(any(&format!("at{}", depth - 1)), VARYING);
     assert_eq!(any("inner"), UNIFORM);
 }
+
+/// Stream compaction's stores: lane `l` of the `then` side of `if $keep`
+/// stores at a uniform base plus the kept lanes below it (`btc (ballot
+/// $keep & lane_mask.lt)`), times 4. Only the first store is packed; the
+/// others look alike but store in other lanes than the ballot counted:
+/// an `if` on another test, a test written after the ballot, a nested
+/// `if`, and lanes that returned after the ballot.
+const PACKED: &str = "
+param %base: i32
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  var $keep: bool
+  var $other: bool
+  %g = global_id.x
+  %li = local_index
+  %lower = lane_mask.lt
+  %in = cmp.lt.u %g, %n
+  if %in {
+    %a = shl %g, 2
+    %v = load.u32 @src, %a
+    %bit = and %v, 1
+    $keep = cmp.eq %bit, 1
+    %bit2 = and %v, 2
+    $other = cmp.eq %bit2, 2
+    %w = workgroup_id.x
+    %w2 = shl %w, 1
+    %wi = shr.u %li, 5
+    %warp = add %w2, %wi
+    %region = shl %warp, 7
+    %start = add %region, %base
+    %keepers = ballot $keep
+    %below = and %keepers, %lower
+    %slot = btc %below
+    %slot4 = shl %slot, 2
+    // An `if` between that keeps every lane.
+    %odd = cmp.eq %bit2, 0
+    if %odd {
+      %again = add %v, 1
+    }
+    if $keep {
+      %at = add %start, %slot4
+      store.u32 @dst, %at, %v
+    }
+    if $other {
+      %at1 = add %start, %slot4
+      %at1b = add %at1, 4096
+      store.u32 @dst, %at1b, %v
+    }
+    if $keep {
+      %cond = cmp.gt.u %v, 3
+      if %cond {
+        %at2 = add %start, %slot4
+        %at2b = add %at2, 8192
+        store.u32 @dst, %at2b, %v
+      }
+    }
+    %keepers3 = ballot $keep
+    %below3 = and %keepers3, %lower
+    %slot3 = btc %below3
+    $keep = mov $other
+    if $keep {
+      %slot3x4 = mul %slot3, 4
+      %at3 = add %slot3x4, %start
+      %at3b = add %at3, 12288
+      store.u32 @dst, %at3b, %v
+    }
+    %keepers4 = ballot $other
+    %below4 = and %lower, %keepers4
+    %slot4b = btc %below4
+    %low3 = and %v, 7
+    %leaves = cmp.eq %low3, 6
+    if %leaves {
+      return
+    }
+    if $other {
+      %s4 = add %start, 16384
+      %at4b = mul %slot4b, 4
+      %at4c = add %s4, %at4b
+      store.u32 @dst, %at4c, %v
+    }
+  }
+}
+";
+
+#[test]
+fn packed_stores_are_the_lanes_the_ballot_counted() {
+    let m = module(PACKED);
+    let f: &Function = m.function(m.find_function("main").expect("@main"));
+    let shapes = FunctionShapes::analyse(&m, f, IdLayout::Any);
+    let mut stores = Vec::new();
+    warpjit_ir::walk_block(&f.body, &mut |s| {
+        if let warpjit_ir::Stmt::Inst(i) = s {
+            if matches!(i.op, warpjit_ir::Op::Store { .. }) {
+                stores.push(shapes.packed(i, 4));
+            }
+        }
+    });
+    assert_eq!(stores, [true, false, false, false, false]);
+    // The stride must be the access size.
+    warpjit_ir::walk_block(&f.body, &mut |s| {
+        if let warpjit_ir::Stmt::Inst(i) = s {
+            assert!(!shapes.packed(i, 8));
+        }
+    });
+}
+
+#[test]
+fn packed_stores_match_the_interpreter() {
+    let shapes = [([2, 1, 1], [64, 1, 1]), ([3, 1, 1], [40, 1, 1])];
+    let buffers = vec![pattern(1024, 31), vec![0u8; 20480]];
+    let params: Vec<Vec<u64>> = [0u64, 4, 2, 20480 - 64, 0xffff_fff0]
+        .iter()
+        .map(|&base| vec![base, 150])
+        .collect();
+    same_as_interpreter(PACKED, &shapes, &params, &buffers);
+}
+
+/// `shuffle.idx` over one segment of 32 lanes with one index: every active
+/// lane reads the same lane, or 0 when that lane is inactive, so the
+/// result is uniform and an address made from it is one address.
+const SHUFFLE_ONE_LANE: &str = "
+param %n: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  %g = global_id.x
+  %lane = lane_id
+  %in = cmp.lt.u %g, %n
+  if %in {
+    %a = shl %g, 2
+    %v = load.u32 @src, %a
+    %from = and %n, 31
+    %odd_bit = and %lane, 1
+    %odd = cmp.eq %odd_bit, 1
+    if %odd {
+      %x = shuffle.idx %v, %from, width 32
+      %x_low = and %x, 255
+      %x_at = shl %x_low, 2
+      %y = load.u32 @src, %x_at
+      %z = add %y, %x
+      store.u32 @dst, %a, %z
+    }
+    %half = shuffle.idx %v, %from, width 16
+    %by_lane = shuffle.idx %v, %lane, width 32
+  }
+}
+";
+
+#[test]
+fn shuffles_of_one_lane_are_uniform() {
+    let m = module(SHUFFLE_ONE_LANE);
+    assert_eq!(shape_of(&m, IdLayout::Any, "x"), UNIFORM);
+    assert_eq!(shape_of(&m, IdLayout::Any, "x_at"), UNIFORM);
+    assert_eq!(shape_of(&m, IdLayout::Any, "half"), VARYING);
+    assert_eq!(shape_of(&m, IdLayout::Any, "by_lane"), VARYING);
+    let shapes = [([3, 1, 1], [64, 1, 1])];
+    let buffers = vec![pattern(1024, 37), vec![0u8; 1024]];
+    // Lane 22 (even: inactive where the shuffle runs) and lane 23 (odd).
+    let params = vec![vec![150], vec![151]];
+    same_as_interpreter(SHUFFLE_ONE_LANE, &shapes, &params, &buffers);
+}

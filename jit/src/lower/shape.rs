@@ -20,10 +20,12 @@
 //! of [`IdLayout::WarpInOneRow`] behind a one-scalar test of the workgroup
 //! size.
 
+mod ranks;
+
 use std::collections::HashMap;
 use warpjit_ir::{
     walk_block, BinaryOp, Block, Builtin, Dim, Function, Inst, MemRef, Module, Op, Operand, Place,
-    Stmt, Type, UnaryOp, VarId,
+    ShuffleForm, ShuffleMode, Stmt, Type, UnaryOp, VarId,
 };
 
 /// What the active lanes of a warp hold.
@@ -102,6 +104,9 @@ pub struct FunctionShapes {
     conditions: HashMap<*const Stmt, LaneShape>,
     /// Variables where each loop is entered, by loop body.
     loop_entries: HashMap<*const Block, Vars>,
+    /// The address stride of each store, by instruction, whose lanes are
+    /// packed ([`ranks`]); 0 for the others.
+    packed: HashMap<*const Inst, u64>,
 }
 
 impl FunctionShapes {
@@ -121,6 +126,7 @@ impl FunctionShapes {
             loops: Vec::new(),
             divergence: 0,
             loop_depth: 0,
+            ranks: ranks::Ranks::new(f.vars.len()),
         };
         // Variables start as zero in every lane.
         let mut vars = vec![LaneShape::Uniform; f.vars.len()];
@@ -131,7 +137,15 @@ impl FunctionShapes {
             addresses: a.addresses,
             conditions: a.conditions,
             loop_entries: a.loop_entries,
+            packed: a.ranks.packed,
         }
+    }
+
+    /// Whether the storing lanes of `store` are the lanes a ballot counted
+    /// and its address is a uniform base plus each lane's rank among them
+    /// times `stride` ([`ranks`]).
+    pub fn packed(&self, store: &Inst, stride: u64) -> bool {
+        stride != 0 && self.packed.get(&std::ptr::from_ref(store)) == Some(&stride)
     }
 
     /// Whether an SSA value holds one value in all 32 lanes, active or not.
@@ -264,6 +278,7 @@ struct Analysis<'a> {
     divergence: u32,
     /// Enclosing loops.
     loop_depth: u32,
+    ranks: ranks::Ranks,
 }
 
 /// Passes over a loop body before its variables are given up as varying.
@@ -293,8 +308,12 @@ impl Analysis<'_> {
                 let divergent = c != LaneShape::Uniform;
                 self.divergence += u32::from(divergent);
                 let mut then_vars = vars.clone();
+                let outer = self.ranks.epoch();
+                self.ranks.enter_then(cond);
                 self.block(then_body, &mut then_vars);
+                self.ranks.new_epoch();
                 self.block(else_body, vars);
+                self.ranks.leave(outer, &[then_body, else_body]);
                 self.divergence -= u32::from(divergent);
                 merge_vars(vars, &then_vars);
                 if divergent {
@@ -304,6 +323,7 @@ impl Analysis<'_> {
             }
             Stmt::Loop { body, .. } => self.loop_stmt(body, vars),
             Stmt::Break { .. } | Stmt::Continue { .. } => {
+                self.ranks.new_epoch();
                 let depth = self.divergence;
                 if let Some(frame) = self.loops.last_mut() {
                     let divergent = depth > frame.depth;
@@ -319,12 +339,14 @@ impl Analysis<'_> {
             }
             // Lanes that return or are killed never run again in this
             // function, so the others' shapes stay true.
-            Stmt::Return { .. } | Stmt::Kill { .. } => {}
+            Stmt::Return { .. } | Stmt::Kill { .. } => self.ranks.new_epoch(),
             Stmt::Ordered { body, .. } => {
                 // Rounds of some lanes each: treated as divergent.
                 self.divergence += 1;
                 let mut inside = vars.clone();
+                self.ranks.new_epoch();
                 self.block(body, &mut inside);
+                self.ranks.new_epoch();
                 self.divergence -= 1;
                 merge_vars(vars, &inside);
                 make_varying(vars, &assigned_vars(body));
@@ -359,7 +381,9 @@ impl Analysis<'_> {
                 divergent_continue: false,
             });
             let mut end = header.clone();
+            self.ranks.new_epoch();
             self.block(body, &mut end);
+            self.ranks.new_epoch();
             let frame = self.loops.pop().expect("pushed above");
             let mut next = header.clone();
             merge_vars(&mut next, &end);
@@ -425,10 +449,13 @@ impl Analysis<'_> {
             }
         }
         let shape = self.result_shape(i, &args);
+        self.ranks.inst(i, &args);
         // Lane-wise operations on all lanes: what their operands hold in
         // every lane, their results do too.
         let lane_wise = is_lane_wise(&i.op) || matches!(i.op, Op::Builtin(_));
-        let every_lane = lane_wise && i.args.iter().all(|a| self.operand_every_lane(a));
+        // The lowering splats a warp's ballot and active mask to all lanes.
+        let every_lane = matches!(i.op, Op::Ballot | Op::ActiveMask)
+            || lane_wise && i.args.iter().all(|a| self.operand_every_lane(a));
         let lane_index = match &i.op {
             Op::Builtin(Builtin::LaneId | Builtin::LocalIndex) => true,
             Op::Mov => i.args.first().is_some_and(|a| self.is_lane_index(a)),
@@ -473,6 +500,16 @@ impl Analysis<'_> {
                 }
                 _ => Varying,
             },
+            // One segment of 32 lanes and one index: every active lane
+            // reads the same lane (0 when it is inactive), valid.
+            Op::Shuffle {
+                mode: ShuffleMode::Idx,
+                form: ShuffleForm::Width,
+            } if args.get(1) == Some(&Uniform)
+                && matches!(i.args.get(2), Some(Operand::Const(w)) if w.bits % 32 == 0) =>
+            {
+                Uniform
+            }
             Op::Binary(_) if all_uniform => Uniform,
             Op::Binary(op) if ty.is_arith_int() => self.int_binary(*op, i, args, ty),
             Op::Fma

@@ -408,7 +408,7 @@ fn emit_shaped<'ctx>(
             let packed = packed_run(e, v, &shape, format.bytes())?;
             b.build_conditional_branch(packed.inside, packed_bb, lanes_bb)?;
             b.position_at_end(packed_bb);
-            compress_store(e, v, &packed, v.raws[0])?;
+            compress_store(e, v.bits, packed.start, v.raws[0])?;
             b.build_unconditional_branch(join)?;
         }
         b.position_at_end(run_bb);
@@ -512,13 +512,14 @@ fn packed_run<'ctx>(
     Ok(PackedRun { inside, start })
 }
 
-/// Stores the active lanes of the 32-bit `x` one after another from
-/// `packed.start`: each half compressed in registers (`vpcompressd`; its
-/// memory form is slow on some cores) and stored with a mask of its count.
-fn compress_store<'ctx>(
+/// Stores the lanes of the 32-bit `x` in the bit set `bits` one after
+/// another from `start`: each half compressed in registers (`vpcompressd`;
+/// its memory form is slow on some cores) and stored with a mask of its
+/// count.
+pub(super) fn compress_store<'ctx>(
     e: &Emit<'ctx, '_>,
-    v: &Operands<'ctx>,
-    packed: &PackedRun<'ctx>,
+    bits: IntValue<'ctx>,
+    start: PointerValue<'ctx>,
     x: V<'ctx>,
 ) -> Result<(), JitError> {
     let b = &e.b;
@@ -540,10 +541,10 @@ fn compress_store<'ctx>(
             "",
         )?)
     };
-    let low_bits = b.build_and(v.bits, e.i32().const_int(0xffff, false), "")?;
-    let high_bits = b.build_right_shift(v.bits, e.i32().const_int(16, false), false, "")?;
+    let low_bits = b.build_and(bits, e.i32().const_int(0xffff, false), "")?;
+    let high_bits = b.build_right_shift(bits, e.i32().const_int(16, false), false, "")?;
     let align = e.i32().const_int(4, false);
-    let mut at = packed.start;
+    let mut at = start;
     for (data, bits) in [(half(0)?, low_bits), (half(16)?, high_bits)] {
         let packed_half = e
             .call_intrinsic(

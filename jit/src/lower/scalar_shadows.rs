@@ -200,9 +200,10 @@ impl Check<'_> {
 mod tests {
     use super::*;
 
-    /// The scalar shadows of the first loop of kernel `main` in `src`,
-    /// every variable shadowed and not read after it, by variable name.
-    fn scalars(src: &str, uniform_at_entry: bool) -> Vec<String> {
+    /// The first loop of kernel `main` in `src`, every variable shadowed
+    /// and not read after it: the names of its scalar variables, and of
+    /// the values whose shape holds in every lane.
+    fn analyse(src: &str, uniform_at_entry: bool) -> (Vec<String>, Vec<String>) {
         let m = warpjit_ir::text::parse(src).expect("parses");
         let f = &m.functions[0];
         let body = crate::lower::loop_vars::tests::first_loop(f);
@@ -220,13 +221,26 @@ mod tests {
             uniform_at_entry: &|_| uniform_at_entry,
             scalar_outside: &|_| false,
         };
-        let scalar = scalar_shadows(f, body, &shadows, &facts).vars;
-        f.vars
-            .iter()
-            .zip(scalar)
-            .filter(|(_, s)| *s)
-            .map(|(v, _)| v.name.clone())
-            .collect()
+        let found = scalar_shadows(f, body, &shadows, &facts);
+        let named = |names: Vec<&String>, flags: &[bool]| -> Vec<String> {
+            names
+                .into_iter()
+                .zip(flags)
+                .filter(|(_, s)| **s)
+                .map(|(n, _)| n.clone())
+                .collect()
+        };
+        (
+            named(f.vars.iter().map(|v| &v.name).collect(), &found.vars),
+            named(
+                f.values.iter().map(|v| &v.name).collect(),
+                &found.shape_in_every_lane,
+            ),
+        )
+    }
+
+    fn scalars(src: &str, uniform_at_entry: bool) -> Vec<String> {
+        analyse(src, uniform_at_entry).0
     }
 
     const COUNTERS: &str = "
@@ -263,31 +277,7 @@ mod tests {
             %at_bytes = shl %at, 2
             %varying = add %at, $lane_sum",
         );
-        let m = warpjit_ir::text::parse(&src).expect("parses");
-        let f = &m.functions[0];
-        let body = crate::lower::loop_vars::tests::first_loop(f);
-        let shadows = vec![
-            Some(Shadow {
-                read_outside: false,
-                scalar: false,
-            });
-            f.vars.len()
-        ];
-        let facts = Facts {
-            uniform_condition: &|_| false,
-            same_in_every_lane: &|_| false,
-            shape_in_every_lane: &|_| false,
-            uniform_at_entry: &|_| true,
-            scalar_outside: &|_| false,
-        };
-        let found = scalar_shadows(f, body, &shadows, &facts);
-        let shaped: Vec<&str> = f
-            .values
-            .iter()
-            .zip(&found.shape_in_every_lane)
-            .filter(|(_, s)| **s)
-            .map(|(v, _)| v.name.as_str())
-            .collect();
+        let (_, shaped) = analyse(&src, true);
         assert_eq!(shaped, ["done", "next", "lane", "at", "at_bytes"]);
     }
 

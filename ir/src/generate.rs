@@ -17,7 +17,9 @@
 //!   [`OUT_SLOT_BYTES`]-byte slot, or addresses past the end;
 //! - `@in` (binding 1): only read, at any address;
 //! - `@atom` (binding 2): each warp owns a [`ATOM_REGION_BYTES`]-byte region
-//!   for atomics and loads; other accesses go past the end;
+//!   for atomics, loads and stream compaction's stores (the lanes that pass
+//!   a test, one after another by their ballot rank); other accesses go
+//!   past the end;
 //! - `@shared`: two phases of one [`SHARED_WARP_BYTES`]-byte region per warp.
 //!   Barriers appear only at the kernel's top level, where every warp that
 //!   has not finished reaches them. Between barriers a warp writes only its

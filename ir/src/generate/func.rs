@@ -342,13 +342,13 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         VarId(self.f.vars.len() as u32 - 1)
     }
 
-    fn open(&mut self) {
+    pub(super) fn open(&mut self) {
         self.blocks.push(Vec::new());
         self.scopes.push(Vec::new());
         self.depth += 1;
     }
 
-    fn close(&mut self) -> Block {
+    pub(super) fn close(&mut self) -> Block {
         self.depth -= 1;
         self.scopes.pop();
         Block {
@@ -650,7 +650,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         }
     }
 
-    fn emit_if(&mut self, cond: Operand, then_body: Block, else_body: Block) {
+    pub(super) fn emit_if(&mut self, cond: Operand, then_body: Block, else_body: Block) {
         self.emit(Stmt::If {
             cond,
             then_body,

@@ -5,8 +5,8 @@
 use super::func::FnGen;
 use super::rng::{pick, when, RngLike};
 use super::{ATOM_BINDING, IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES, SHARED_WARP_BYTES};
-use crate::module::Operand;
-use crate::ops::{AtomOp, BinaryOp, Builtin, MemFormat, MemRef, NumFormat, Op, Round};
+use crate::module::{Block, Operand};
+use crate::ops::{AtomOp, BinaryOp, Builtin, MemFormat, MemRef, NumFormat, Op, Round, UnaryOp};
 use crate::types::{Const, Type};
 
 /// Records are 8 bytes apart: the kernel's in the first half of the slot,
@@ -274,6 +274,9 @@ impl<R: RngLike> FnGen<'_, R> {
 
     fn atom_region_access(&mut self) {
         let features = self.env.cfg.features;
+        if features.votes && self.rng.chance(15) {
+            return self.packed_store();
+        }
         let size = self.env.layout.atom_bytes;
         let mem = MemRef::Buffer(ATOM_BINDING);
         let oob = features.out_of_bounds && self.rng.chance(20);
@@ -300,6 +303,52 @@ impl<R: RngLike> FnGen<'_, R> {
             };
             self.load(mem, format, addr);
         }
+    }
+
+    /// Stream compaction's store into the warp's `@atom` region: the lanes
+    /// that pass a test, one after another,
+    /// `if t { store base + btc(ballot(t) & lane_mask.lt) * 4 }`; sometimes
+    /// on another test or in another format (then not packed), from a
+    /// misaligned base or past the end.
+    fn packed_store(&mut self) {
+        let test = self.condition();
+        let ballot = Operand::Value(self.value(Op::Ballot, Type::I32, vec![test]));
+        let lower = Operand::Value(self.value(Op::Builtin(Builtin::LaneMaskLt), Type::I32, vec![]));
+        let below = if self.rng.chance(50) {
+            self.binary(BinaryOp::And, Type::I32, ballot, lower)
+        } else {
+            self.binary(BinaryOp::And, Type::I32, lower, ballot)
+        };
+        let rank = Operand::Value(self.value(Op::Unary(UnaryOp::Btc), Type::I32, vec![below]));
+        let bytes = if self.rng.chance(50) {
+            self.binary(BinaryOp::Shl, Type::I32, rank, c32(2))
+        } else {
+            self.binary(BinaryOp::Mul, Type::I32, rank, c32(4))
+        };
+        let offset = match self.rng.below(10) {
+            0 if self.env.cfg.features.out_of_bounds => self.env.layout.atom_bytes,
+            1 => 4 * self.rng.between(0, 32) as u32 + 2,
+            _ => 4 * self.rng.between(0, 32) as u32,
+        };
+        let base = self.binary(BinaryOp::Add, Type::I32, self.mem.wreg, c32(offset));
+        let addr = self.binary(BinaryOp::Add, Type::I32, base, bytes);
+        let stored = if self.rng.chance(15) {
+            self.condition()
+        } else {
+            test
+        };
+        let format = if self.rng.chance(80) {
+            MemFormat {
+                elem: *pick(self.rng, &[NumFormat::U32, NumFormat::S32, NumFormat::F32]),
+                count: 1,
+            }
+        } else {
+            self.mem_format()
+        };
+        self.open();
+        self.store(MemRef::Buffer(ATOM_BINDING), format, addr);
+        let then_body = self.close();
+        self.emit_if(stored, then_body, Block::default());
     }
 
     /// This lane's 32 bytes of the current phase region.

@@ -1,5 +1,6 @@
-//! Runs every `.warp` file with `//! expect` lines under tests/filetests/ and
-//! examples/ (see `warpjit::filetest` for the syntax).
+//! Runs every `.warp` file with `//! expect` lines under tests/filetests/,
+//! examples/ and benches/workloads/ (see `warpjit::filetest` for the
+//! syntax).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -24,6 +25,7 @@ fn filetests_and_examples_meet_their_expectations() {
     let mut files = Vec::new();
     warp_files(&root.join("tests/filetests"), &mut files);
     warp_files(&root.join("examples"), &mut files);
+    warp_files(&root.join("benches/workloads"), &mut files);
     files.sort();
     let tests: Vec<PathBuf> = files
         .into_iter()

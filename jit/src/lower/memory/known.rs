@@ -22,8 +22,8 @@
 
 use super::{
     aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
-    join_components, lanes_load, lanes_store, masked_load, masked_store, record_faults, run_start,
-    span, V,
+    join_components, lanes, lanes_load, lanes_store, masked_load, masked_store, record_faults,
+    run_start, span, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -267,14 +267,14 @@ pub fn store<'ctx>(
         // Lanes of a tile store to the same addresses: the run-time tests
         // sort that out.
         KnownAddress::Unknown | KnownAddress::Tiled { .. } => dynamic(),
-        // A compress needs AVX-512 and 32-bit elements.
-        KnownAddress::Packed if !(fl.e.avx512 && format.count == 1 && format.elem.bytes() == 4) => {
-            dynamic()
-        }
+        KnownAddress::Packed if !lanes::compresses(fl.e, format) => dynamic(),
         KnownAddress::Packed => {
-            let run = packed_run(fl, mem, addr, addr_ty, m)?;
+            let span = span(fl, mem)?;
             let bits = fl.e.mask_to_bits(m)?;
-            let fast = || super::lanes::compress_store(fl.e, bits, run.start, raws[0]);
+            let lanes = Lanes::new(addr, addr_ty, false);
+            let (_, at) = lanes.reference(fl, fl.e.lowest_lane(bits)?)?;
+            let run = lanes::packed_run(fl.e, span.base, span.len, bits, at, addr_ty)?;
+            let fast = || lanes::compress_store(fl.e, bits, run.start, raws[0]);
             let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
             choose_store(fl, run.inside, &fast, &per_lane)
         }
@@ -299,67 +299,6 @@ pub fn store<'ctx>(
             choose_store(fl, take, &fast, &per_lane)
         }
     }
-}
-
-/// Where a packed store's elements go, and whether they all lie inside.
-struct PackedRun<'ctx> {
-    /// Some lane stores, the first active lane's address is aligned, and
-    /// the last element (count - 1 elements on) does not wrap and ends
-    /// inside the memory.
-    inside: IntValue<'ctx>,
-    /// The first active lane's element.
-    start: inkwell::values::PointerValue<'ctx>,
-}
-
-/// The run of a store of 32-bit elements whose `r`-th active lane's
-/// address is the first active lane's plus `4 r`.
-fn packed_run<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
-    addr: V<'ctx>,
-    addr_ty: Type,
-    m: V<'ctx>,
-) -> Result<PackedRun<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let span = span(fl, mem)?;
-    let bits = e.mask_to_bits(m)?;
-    let (_, at) = Lanes::new(addr, addr_ty, false).reference(fl, e.lowest_lane(bits)?)?;
-    let count: IntValue = e
-        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
-        .into_int_value();
-    let steps = b.build_int_sub(count, e.i32().const_int(1, false), "")?;
-    let steps = b.build_int_z_extend(steps, e.i64(), "")?;
-    let at_last = b.build_int_add(
-        at,
-        b.build_left_shift(steps, e.i64().const_int(2, false), "")?,
-        "",
-    )?;
-    let addr_max = if addr_ty == Type::I64 {
-        u64::MAX
-    } else {
-        u64::from(u32::MAX)
-    };
-    let no_wrap = b.build_int_compare(
-        IntPredicate::ULE,
-        at_last,
-        e.i64().const_int(addr_max, false),
-        "",
-    )?;
-    let no_wrap = b.build_and(
-        no_wrap,
-        b.build_int_compare(IntPredicate::UGE, at_last, at, "")?,
-        "",
-    )?;
-    let misalign = b.build_and(at, e.i64().const_int(3, false), "")?;
-    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
-    let mut inside = inside_memory(e, span.len, 4, at_last)?;
-    for c in [any_lane(fl, bits)?, no_wrap, aligned] {
-        inside = b.build_and(inside, c, "")?;
-    }
-    // SAFETY (for LLVM): used only where `inside` holds.
-    let start = unsafe { b.build_gep(e.cx.i8_type(), span.base, &[at], "")? };
-    Ok(PackedRun { inside, start })
 }
 
 /// The addresses of an access whose shape is known.

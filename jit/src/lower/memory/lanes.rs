@@ -393,7 +393,7 @@ fn emit_shaped<'ctx>(
     }
     // Stores of the lanes that pass a test, each at the next element
     // (stream compaction): a compress, tested only when the run is not.
-    let packs = !load && e.avx512 && format.elem.bytes() == 4;
+    let packs = !load && compresses(e, format);
     if run {
         let run_bb = e.cx.append_basic_block(func, "shaped.run");
         let not_run = if packs {
@@ -405,8 +405,9 @@ fn emit_shaped<'ctx>(
         if packs {
             b.position_at_end(not_run);
             let packed_bb = e.cx.append_basic_block(func, "shaped.packed");
-            let packed = packed_run(e, v, &shape, format.bytes())?;
-            b.build_conditional_branch(packed.inside, packed_bb, lanes_bb)?;
+            let packed = packed_run(e, v.base, v.len, v.bits, shape.at, Type::I32)?;
+            let take = b.build_and(ranked_addresses(e, v, &shape)?, packed.inside, "")?;
+            b.build_conditional_branch(take, packed_bb, lanes_bb)?;
             b.position_at_end(packed_bb);
             compress_store(e, v.bits, packed.start, v.raws[0])?;
             b.build_unconditional_branch(join)?;
@@ -451,22 +452,71 @@ fn emit_shaped<'ctx>(
     join_components(e, vt, components, &incoming)
 }
 
-/// Where the active lanes' elements go when they are packed: the `r`-th
-/// active lane at `at + r * size`.
-struct PackedRun<'ctx> {
-    /// Every active lane's address is that, the addresses are aligned, do
-    /// not wrap, and end inside the memory.
-    inside: IntValue<'ctx>,
+/// Where the active lanes' 4-byte elements go when they are packed: the
+/// `r`-th active lane at `at + 4 r`.
+pub(super) struct PackedRun<'ctx> {
+    /// Some lane is active, `at` is aligned, and the run does not wrap and
+    /// ends inside the memory.
+    pub inside: IntValue<'ctx>,
     /// Where the lowest active lane's element goes.
-    start: PointerValue<'ctx>,
+    pub start: PointerValue<'ctx>,
 }
 
-fn packed_run<'ctx>(
+/// Whether stores of `format` can be packed with a compress: AVX-512 and
+/// one 32-bit element per lane.
+pub(super) fn compresses(e: &Emit<'_, '_>, format: MemFormat) -> bool {
+    e.avx512 && format.count == 1 && format.elem.bytes() == 4
+}
+
+/// The run of the lanes in `bits` packed from `at`, the lowest one's
+/// address (zero-extended from `addr_ty`), into the memory of `len` bytes
+/// at `base`.
+pub(super) fn packed_run<'ctx>(
+    e: &Emit<'ctx, '_>,
+    base: PointerValue<'ctx>,
+    len: IntValue<'ctx>,
+    bits: IntValue<'ctx>,
+    at: IntValue<'ctx>,
+    addr_ty: Type,
+) -> Result<PackedRun<'ctx>, JitError> {
+    let b = &e.b;
+    // The last element is at `at + (count - 1) * 4`, computed in 64 bits.
+    let count: IntValue = e
+        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[bits.into()])?
+        .into_int_value();
+    let some = b.build_int_compare(IntPredicate::NE, count, e.i32().const_zero(), "")?;
+    let steps = b.build_int_sub(count, e.i32().const_int(1, false), "")?;
+    let steps = b.build_int_z_extend(steps, e.i64(), "")?;
+    let at_last = b.build_int_add(
+        at,
+        b.build_int_mul(steps, e.i64().const_int(4, false), "")?,
+        "",
+    )?;
+    let no_wrap = if addr_ty == Type::I64 {
+        b.build_int_compare(IntPredicate::UGE, at_last, at, "")?
+    } else {
+        let max = e.i64().const_int(u64::from(u32::MAX), false);
+        b.build_int_compare(IntPredicate::ULE, at_last, max, "")?
+    };
+    let misalign = b.build_and(at, e.i64().const_int(3, false), "")?;
+    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
+    let mut inside = inside_memory(e, len, 4, at_last)?;
+    for c in [some, no_wrap, aligned] {
+        inside = b.build_and(inside, c, "")?;
+    }
+    let base = b.build_ptr_to_int(base, e.i64(), "")?;
+    let start = b.build_int_add(base, at, "")?;
+    let start = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
+    Ok(PackedRun { inside, start })
+}
+
+/// Whether every active lane's 32-bit address is the first one's plus its
+/// rank among the active lanes times 4.
+fn ranked_addresses<'ctx>(
     e: &Emit<'ctx, '_>,
     v: &Operands<'ctx>,
     shape: &AddressShape<'ctx>,
-    size: u32,
-) -> Result<PackedRun<'ctx>, JitError> {
+) -> Result<IntValue<'ctx>, JitError> {
     let b = &e.b;
     let mask = e.bits_to_mask(v.bits)?;
     // Lane l's rank among the active lanes: the active lanes below it.
@@ -475,41 +525,13 @@ fn packed_run<'ctx>(
     let ranks: V = e
         .call_intrinsic("llvm.ctpop", &[below.get_type().into()], &[below.into()])?
         .into_vector_value();
-    let size32 = e.splat_int(32, u64::from(size));
     let at32 = b.build_int_truncate(shape.at, e.i32(), "")?;
     let expected = b.build_int_add(
         e.splat(at32.into())?,
-        b.build_int_mul(ranks, size32, "")?,
+        b.build_int_mul(ranks, e.splat_int(32, 4), "")?,
         "",
     )?;
-    let packed = active_lanes_equal(e, mask, expected, v.addr)?;
-    // In 64 bits the last element is at `at + (count - 1) * size` (no
-    // wrap), inside the memory; `at` aligned.
-    let count: IntValue = e
-        .call_intrinsic("llvm.ctpop", &[e.i32().into()], &[v.bits.into()])?
-        .into_int_value();
-    let some = b.build_int_compare(IntPredicate::NE, count, e.i32().const_zero(), "")?;
-    let size64 = e.i64().const_int(u64::from(size), false);
-    let steps = b.build_int_sub(count, e.i32().const_int(1, false), "")?;
-    let steps = b.build_int_z_extend(steps, e.i64(), "")?;
-    let at_last = b.build_int_add(shape.at, b.build_int_mul(steps, size64, "")?, "")?;
-    let no_wrap = b.build_int_compare(
-        IntPredicate::ULE,
-        at_last,
-        e.i64().const_int(u64::from(u32::MAX), false),
-        "",
-    )?;
-    let misalign = b.build_and(shape.at, e.i64().const_int(u64::from(size) - 1, false), "")?;
-    let aligned = b.build_int_compare(IntPredicate::EQ, misalign, e.i64().const_zero(), "")?;
-    let end_ok = inside_memory(e, v.len, u64::from(size), at_last)?;
-    let mut inside = packed;
-    for c in [some, no_wrap, aligned, end_ok] {
-        inside = b.build_and(inside, c, "")?;
-    }
-    let base = b.build_ptr_to_int(v.base, e.i64(), "")?;
-    let start = b.build_int_add(base, shape.at, "")?;
-    let start = b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?;
-    Ok(PackedRun { inside, start })
+    active_lanes_equal(e, mask, expected, v.addr)
 }
 
 /// Stores the lanes of the 32-bit `x` in the bit set `bits` one after

@@ -766,40 +766,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     /// What the lane-shape analysis knows about the address of `i`, a
     /// load or store of `access_bytes` per lane whose address has type
-    /// `addr_ty`: one address, consecutive accesses, or one run of them
-    /// repeated in each group of lanes.
+    /// `addr_ty`: one address, consecutive accesses, one run of them
+    /// repeated in each group of lanes, or a store packed by a ballot.
     pub fn address_facts(&self, i: &Inst, access_bytes: u32, addr_ty: Type) -> AddressFacts {
-        let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
-        let known = |shapes: &FunctionShapes| match shapes.address(i) {
-            Some(OperandShape {
-                lanes: LaneShape::Uniform,
-                every_lane,
-            }) => KnownAddress::Same { every_lane },
-            Some(OperandShape {
-                lanes: LaneShape::Affine { stride },
-                every_lane,
-            }) if stride == consecutive => KnownAddress::Consecutive { every_lane },
-            Some(OperandShape {
-                lanes: LaneShape::Tiled { stride, width },
-                every_lane,
-            }) if stride == consecutive => KnownAddress::Tiled { width, every_lane },
-            _ => KnownAddress::Unknown,
-        };
-        // Loop scalars can make the shape hold in lanes the analysis did
-        // not vouch for.
-        let shaped = matches!(i.args.first(), Some(Operand::Value(id))
-            if self.shaped_values.get(id.0 as usize).copied().unwrap_or(false));
-        let everywhere = |k: KnownAddress| match k {
-            KnownAddress::Same { .. } if shaped => KnownAddress::Same { every_lane: true },
-            KnownAddress::Consecutive { .. } if shaped => {
-                KnownAddress::Consecutive { every_lane: true }
-            }
-            KnownAddress::Tiled { width, .. } if shaped => KnownAddress::Tiled {
-                width,
-                every_lane: true,
-            },
-            k => k,
-        };
         // Helper lanes count in a ballot but do not store.
         if !self.may_demote && self.shapes.packed(i, u64::from(access_bytes)) {
             return AddressFacts {
@@ -807,9 +776,30 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 in_one_row: KnownAddress::Packed,
             };
         }
+        // Loop scalars can make the shape hold in lanes the analysis did
+        // not vouch for.
+        let shaped = matches!(i.args.first(), Some(Operand::Value(id))
+            if self.shaped_values.get(id.0 as usize).copied().unwrap_or(false));
+        let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
+        let known = |shapes: &FunctionShapes| match shapes.address(i) {
+            Some(OperandShape { lanes, every_lane }) => {
+                let every_lane = every_lane || shaped;
+                match lanes {
+                    LaneShape::Uniform => KnownAddress::Same { every_lane },
+                    LaneShape::Affine { stride } if stride == consecutive => {
+                        KnownAddress::Consecutive { every_lane }
+                    }
+                    LaneShape::Tiled { stride, width } if stride == consecutive => {
+                        KnownAddress::Tiled { width, every_lane }
+                    }
+                    _ => KnownAddress::Unknown,
+                }
+            }
+            None => KnownAddress::Unknown,
+        };
         AddressFacts {
-            always: everywhere(known(&self.shapes)),
-            in_one_row: everywhere(known(&self.row_shapes)),
+            always: known(&self.shapes),
+            in_one_row: known(&self.row_shapes),
         }
     }
 

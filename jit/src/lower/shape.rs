@@ -308,12 +308,12 @@ impl Analysis<'_> {
                 let divergent = c != LaneShape::Uniform;
                 self.divergence += u32::from(divergent);
                 let mut then_vars = vars.clone();
-                let outer = self.ranks.epoch();
+                let mark = self.ranks.mark();
                 self.ranks.enter_then(cond);
                 self.block(then_body, &mut then_vars);
                 self.ranks.new_epoch();
                 self.block(else_body, vars);
-                self.ranks.leave(outer, &[then_body, else_body]);
+                self.ranks.leave(mark);
                 self.divergence -= u32::from(divergent);
                 merge_vars(vars, &then_vars);
                 if divergent {
@@ -323,7 +323,7 @@ impl Analysis<'_> {
             }
             Stmt::Loop { body, .. } => self.loop_stmt(body, vars),
             Stmt::Break { .. } | Stmt::Continue { .. } => {
-                self.ranks.new_epoch();
+                self.ranks.lose_lanes();
                 let depth = self.divergence;
                 if let Some(frame) = self.loops.last_mut() {
                     let divergent = depth > frame.depth;
@@ -339,7 +339,7 @@ impl Analysis<'_> {
             }
             // Lanes that return or are killed never run again in this
             // function, so the others' shapes stay true.
-            Stmt::Return { .. } | Stmt::Kill { .. } => self.ranks.new_epoch(),
+            Stmt::Return { .. } | Stmt::Kill { .. } => self.ranks.lose_lanes(),
             Stmt::Ordered { body, .. } => {
                 // Rounds of some lanes each: treated as divergent.
                 self.divergence += 1;

@@ -24,7 +24,7 @@
 //! variable is the same test only while nothing writes it.
 
 use std::collections::HashMap;
-use warpjit_ir::{walk_block, BinaryOp, Block, Builtin, Inst, Op, Operand, Place, Stmt, UnaryOp};
+use warpjit_ir::{BinaryOp, Builtin, Inst, Op, Operand, Place, UnaryOp};
 
 use super::LaneShape;
 
@@ -59,6 +59,9 @@ enum Fact {
 pub(super) struct Ranks {
     epoch: u32,
     epochs: u32,
+    /// Statements so far that take lanes away (`break`, `continue`,
+    /// `return`, `kill`, calls, `demote`).
+    losses: u32,
     /// The epoch and test of the `if` whose `then` side each epoch is.
     then_of: HashMap<u32, (u32, Test)>,
     /// Writes so far, by variable.
@@ -74,6 +77,7 @@ impl Ranks {
         Ranks {
             epoch: 0,
             epochs: 0,
+            losses: 0,
             then_of: HashMap::new(),
             versions: vec![0; vars],
             facts: HashMap::new(),
@@ -87,20 +91,26 @@ impl Ranks {
         self.epoch = self.epochs;
     }
 
-    /// After a construct entered at `outer` whose `body` (an `if` side or
-    /// a loop body) keeps every lane that entered it (no `break`,
-    /// `continue`, `return`, `kill`, call or `demote` anywhere in it): the
-    /// lanes active after it are those of `outer`.
-    pub fn leave(&mut self, outer: u32, bodies: &[&Block]) {
-        if bodies.iter().all(|b| keeps_lanes(b)) {
-            self.epoch = outer;
+    /// Lanes leave the current statement's path (`break`, `continue`,
+    /// `return`, `kill`).
+    pub fn lose_lanes(&mut self) {
+        self.losses += 1;
+        self.new_epoch();
+    }
+
+    /// Where a construct (an `if`) starts: its epoch and the losses so far.
+    pub fn mark(&self) -> (u32, u32) {
+        (self.epoch, self.losses)
+    }
+
+    /// After the construct that started at `mark`: when nothing in it took
+    /// lanes away, the lanes active after it are those before it.
+    pub fn leave(&mut self, (epoch, losses): (u32, u32)) {
+        if self.losses == losses {
+            self.epoch = epoch;
         } else {
             self.new_epoch();
         }
-    }
-
-    pub fn epoch(&self) -> u32 {
-        self.epoch
     }
 
     /// Entering the `then` side of an `if` on `cond`.
@@ -162,7 +172,7 @@ impl Ranks {
             }
         }
         if matches!(i.op, Op::Call(_) | Op::Demote) {
-            self.new_epoch();
+            self.lose_lanes();
         }
     }
 
@@ -218,20 +228,4 @@ impl Ranks {
             _ => None,
         }
     }
-}
-
-/// Whether every lane that enters `body` reaches its end.
-fn keeps_lanes(body: &Block) -> bool {
-    let mut keeps = true;
-    walk_block(body, &mut |s| {
-        keeps &= match s {
-            Stmt::Break { .. }
-            | Stmt::Continue { .. }
-            | Stmt::Return { .. }
-            | Stmt::Kill { .. } => false,
-            Stmt::Inst(i) => !matches!(i.op, Op::Call(_) | Op::Demote),
-            _ => true,
-        }
-    });
-    keeps
 }

@@ -510,20 +510,9 @@ impl Analysis<'_> {
             {
                 Uniform
             }
-            Op::Binary(_) if all_uniform => Uniform,
+            // Lane by lane from values all active lanes share.
+            op if all_uniform && is_lane_wise(op) => Uniform,
             Op::Binary(op) if ty.is_arith_int() => self.int_binary(*op, i, args, ty),
-            Op::Fma
-            | Op::Cmp(_)
-            | Op::Bfe { .. }
-            | Op::Bfi
-            | Op::Cvt { .. }
-            | Op::Bitcast(_)
-            | Op::Pk64
-            | Op::Up64
-                if all_uniform =>
-            {
-                Uniform
-            }
             Op::Builtin(b) => self.builtin(*b),
             // The same bit set in every lane.
             Op::ActiveMask | Op::Ballot => Uniform,

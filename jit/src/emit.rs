@@ -174,6 +174,40 @@ impl<'ctx> Emit<'ctx, '_> {
             .build_shuffle_vector(one, vt.get_poison(), zeros, "")?)
     }
 
+    /// The scalar every lane of `v` holds, when `v` is a splat: one made by
+    /// [`Emit::splat`] (a shuffle of lane 0 of an insert at lane 0) or a
+    /// constant with the same element in all lanes.
+    pub fn splat_scalar(&self, v: VectorValue<'ctx>) -> Option<BasicValueEnum<'ctx>> {
+        use inkwell::llvm_sys::core::{LLVMGetMaskValue, LLVMGetNumMaskElements};
+        use inkwell::values::AsValueRef;
+        if v.is_constant_data_vector() {
+            let first = v.get_element_as_constant(0);
+            let same = (1..v.get_type().get_size())
+                .all(|i| v.get_element_as_constant(i).as_value_ref() == first.as_value_ref());
+            return same.then_some(first);
+        }
+        let shuffle = v.as_instruction()?;
+        if shuffle.get_opcode() != InstructionOpcode::ShuffleVector {
+            return None;
+        }
+        // SAFETY: `shuffle` is a live shufflevector instruction.
+        let lane_zero_only = unsafe {
+            let r = shuffle.as_value_ref();
+            (0..LLVMGetNumMaskElements(r)).all(|i| LLVMGetMaskValue(r, i) == 0)
+        };
+        let insert = shuffle
+            .get_operand(0)?
+            .value()?
+            .as_instruction_value()
+            .filter(|i| i.get_opcode() == InstructionOpcode::InsertElement)?;
+        let at_lane_zero = insert
+            .get_operand(2)?
+            .value()
+            .and_then(|i| i.into_int_value().get_zero_extended_constant())
+            == Some(0);
+        (lane_zero_only && at_lane_zero).then(|| insert.get_operand(1)?.value())?
+    }
+
     /// A `u32` bit set as a `<32 x i1>` mask.
     pub fn bits_to_mask(&self, bits: IntValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
         Ok(self

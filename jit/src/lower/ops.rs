@@ -26,11 +26,20 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
     match &i.op {
         Op::Mov => one(arg(0)?),
         Op::Select => {
-            let v = e.b.build_select(arg(0)?, arg(1)?, arg(2)?, "")?;
-            one(v.into_vector_value())
+            let (c, a, b) = (arg(0)?, arg(1)?, arg(2)?);
+            if let Some([c, a, b]) = scalars(fl, [c, a, b]) {
+                return one(e.splat(e.b.build_select(c.into_int_value(), a, b, "")?)?);
+            }
+            one(e.b.build_select(c, a, b, "")?.into_vector_value())
         }
         Op::Unary(u) => one(unary(fl, *u, arg(0)?, ty0.unwrap_or(Type::I32))?),
-        Op::Binary(b) => one(binary(fl, *b, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
+        Op::Binary(b) => {
+            let (x, y, ty) = (arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32));
+            match uniform_binary(fl, *b, x, y, ty)? {
+                Some(v) => one(v),
+                None => one(binary(fl, *b, x, y, ty)?),
+            }
+        }
         Op::Fma => {
             let t = arg(0)?.get_type();
             let v = e.call_intrinsic(
@@ -40,7 +49,13 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             )?;
             one(v.into_vector_value())
         }
-        Op::Cmp(c) => one(compare(fl, *c, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
+        Op::Cmp(c) => {
+            let (x, y, ty) = (arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32));
+            match uniform_compare(fl, *c, x, y, ty)? {
+                Some(v) => one(v),
+                None => one(compare(fl, *c, x, y, ty)?),
+            }
+        }
         Op::Bitcast(to) => {
             let from = ty0.unwrap_or(*to);
             let x = arg(0)?;
@@ -912,18 +927,25 @@ fn compare<'ctx>(
         return compare(fl, c, ah, bh, Type::F32);
     }
     if ty.is_float() {
-        let p = match c {
-            CmpOp::Eq => FloatPredicate::OEQ,
-            CmpOp::Ne => FloatPredicate::UNE,
-            CmpOp::Lt => FloatPredicate::OLT,
-            CmpOp::Le => FloatPredicate::OLE,
-            CmpOp::Gt => FloatPredicate::OGT,
-            CmpOp::Ge => FloatPredicate::OGE,
-            other => return Err(JitError::Internal(format!("{other:?} on {ty}"))),
-        };
-        return Ok(e.b.build_float_compare(p, a, b, "")?);
+        return Ok(e.b.build_float_compare(float_predicate(c, ty)?, a, b, "")?);
     }
-    let p = match c {
+    Ok(e.b.build_int_compare(int_predicate(c, ty)?, a, b, "")?)
+}
+
+fn float_predicate(c: CmpOp, ty: Type) -> Result<FloatPredicate, JitError> {
+    Ok(match c {
+        CmpOp::Eq => FloatPredicate::OEQ,
+        CmpOp::Ne => FloatPredicate::UNE,
+        CmpOp::Lt => FloatPredicate::OLT,
+        CmpOp::Le => FloatPredicate::OLE,
+        CmpOp::Gt => FloatPredicate::OGT,
+        CmpOp::Ge => FloatPredicate::OGE,
+        other => return Err(JitError::Internal(format!("{other:?} on {ty}"))),
+    })
+}
+
+fn int_predicate(c: CmpOp, ty: Type) -> Result<IntPredicate, JitError> {
+    Ok(match c {
         CmpOp::Eq => IntPredicate::EQ,
         CmpOp::Ne => IntPredicate::NE,
         CmpOp::LtS => IntPredicate::SLT,
@@ -935,6 +957,85 @@ fn compare<'ctx>(
         CmpOp::GtU => IntPredicate::UGT,
         CmpOp::GeU => IntPredicate::UGE,
         other => return Err(JitError::Internal(format!("{other:?} on {ty}"))),
+    })
+}
+
+// Operations of splats. LLVM keeps a vector operation of two splats a
+// vector operation, so a uniform loop test such as `cmp.ge.s $i,
+// %max_iter` cost a broadcast, a vector compare and a mask move in every
+// iteration. The simple ones are done once on the scalars and their result
+// splat; the same IEEE operation on one lane gives the same bits.
+
+/// The scalars of `args` when every one is a splat.
+fn scalars<'ctx, const N: usize>(
+    fl: &FnLowering<'ctx, '_>,
+    args: [V<'ctx>; N],
+) -> Option<[BasicValueEnum<'ctx>; N]> {
+    let mut out = [None; N];
+    for (slot, a) in out.iter_mut().zip(args) {
+        *slot = Some(fl.e.splat_scalar(a)?);
+    }
+    Some(out.map(|s| s.expect("every slot was filled")))
+}
+
+fn uniform_binary<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    op: BinaryOp,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let Some([x, y]) = scalars(fl, [a, b]) else {
+        return Ok(None);
     };
-    Ok(e.b.build_int_compare(p, a, b, "")?)
+    let bld = &fl.e.b;
+    let r: BasicValueEnum<'ctx> = match (x, y) {
+        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y))
+            if matches!(ty, Type::F32 | Type::F64) =>
+        {
+            match op {
+                BinaryOp::Add => bld.build_float_add(x, y, "")?.into(),
+                BinaryOp::Sub => bld.build_float_sub(x, y, "")?.into(),
+                BinaryOp::Mul => bld.build_float_mul(x, y, "")?.into(),
+                BinaryOp::Div => bld.build_float_div(x, y, "")?.into(),
+                _ => return Ok(None),
+            }
+        }
+        (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if !ty.is_float() => match op {
+            BinaryOp::Add => bld.build_int_add(x, y, "")?.into(),
+            BinaryOp::Sub => bld.build_int_sub(x, y, "")?.into(),
+            BinaryOp::Mul => bld.build_int_mul(x, y, "")?.into(),
+            BinaryOp::And => bld.build_and(x, y, "")?.into(),
+            BinaryOp::Or => bld.build_or(x, y, "")?.into(),
+            BinaryOp::Xor => bld.build_xor(x, y, "")?.into(),
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(fl.e.splat(r)?))
+}
+
+fn uniform_compare<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    c: CmpOp,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let Some([x, y]) = scalars(fl, [a, b]) else {
+        return Ok(None);
+    };
+    let bld = &fl.e.b;
+    let r = match (x, y) {
+        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y))
+            if matches!(ty, Type::F32 | Type::F64) =>
+        {
+            bld.build_float_compare(float_predicate(c, ty)?, x, y, "")?
+        }
+        (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if !ty.is_float() => {
+            bld.build_int_compare(int_predicate(c, ty)?, x, y, "")?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(fl.e.splat(r.into())?))
 }

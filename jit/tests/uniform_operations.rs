@@ -26,7 +26,7 @@ kernel @main workgroup(64) {
   %g = global_id.x
   %in = cmp.lt.u %g, %n
   if %in {
-    %base = mul %g, 64
+    %base = mul %g, 80
     %sum = add %a, %b
     %diff = sub %a, %b
     %prod = mul %a, %b
@@ -50,6 +50,17 @@ kernel @main workgroup(64) {
     %f1 = or %flags, %order
     %f2 = or %f1, %sure
     %lane_sum = add %sum, 0.5:f32
+    %neg = neg %a
+    %mag = abs %diff
+    %down = floor %quot
+    %root = sqrt %a
+    %inot = not %i
+    %ineg = neg %j
+    %ones = btc %i
+    %fsum1 = add %neg, %mag
+    %fsum2 = add %fsum1, %down
+    %isum1 = add %inot, %ineg
+    %isum2 = xor %isum1, %ones
     store.f32 @out, %base, %sum
     %o1 = add %base, 4
     store.f32 @out, %o1, %diff
@@ -93,6 +104,12 @@ kernel @main workgroup(64) {
     }
     %o13 = add %base, 52
     store.u32 @out, %o13, $acc
+    %o14 = add %base, 56
+    store.f32 @out, %o14, %fsum2
+    %o15 = add %base, 60
+    store.f32 @out, %o15, %root
+    %o16 = add %base, 64
+    store.u32 @out, %o16, %isum2
   }
 }
 ";
@@ -108,6 +125,9 @@ fn uniform_operations_are_scalar_in_the_ir() {
         "fcmp olt float",
         "mul i32",
         "xor i32",
+        "@llvm.sqrt.f32(",
+        "@llvm.floor.f32(",
+        "@llvm.ctpop.i32(",
     ] {
         assert!(ir.contains(scalar_op), "no `{scalar_op}` in\n{ir}");
     }
@@ -144,7 +164,7 @@ fn uniform_operations_match_the_interpreter() {
         .into_iter()
         .map(|(grid, workgroup)| LaunchConfig::new(grid, workgroup))
         .collect();
-    let out = agree(UNIFORM, &configs, &param_sets, &[vec![0xa5u8; 64 * 64]]);
+    let out = agree(UNIFORM, &configs, &param_sets, &[vec![0xa5u8; 64 * 80]]);
     // The launch did run: lane 0's sum of the last parameter set is in place.
     let first = f32::from_le_bytes(out[0][0..4].try_into().expect("4 bytes"));
     assert_eq!(first, -1.0e-45 + f32::MIN_POSITIVE);

@@ -32,7 +32,13 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             }
             one(e.b.build_select(c, a, b, "")?.into_vector_value())
         }
-        Op::Unary(u) => one(unary(fl, *u, arg(0)?, ty0.unwrap_or(Type::I32))?),
+        Op::Unary(u) => {
+            let (x, ty) = (arg(0)?, ty0.unwrap_or(Type::I32));
+            match uniform_unary(fl, *u, x, ty)? {
+                Some(v) => one(v),
+                None => one(unary(fl, *u, x, ty)?),
+            }
+        }
         Op::Binary(b) => {
             let (x, y, ty) = (arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32));
             match uniform_binary(fl, *b, x, y, ty)? {
@@ -960,8 +966,8 @@ fn int_predicate(c: CmpOp, ty: Type) -> Result<IntPredicate, JitError> {
     })
 }
 
-// Operations of splats. LLVM keeps a vector operation of two splats a
-// vector operation, so a uniform loop test such as `cmp.ge.s $i,
+// Operations of splats. LLVM keeps a vector operation of splats a vector
+// operation, so a uniform loop test such as `cmp.ge.s $i,
 // %max_iter` cost a broadcast, a vector compare and a mask move in every
 // iteration. The simple ones are done once on the scalars and their result
 // splat; the same IEEE operation on one lane gives the same bits.
@@ -1013,6 +1019,41 @@ fn uniform_binary<'ctx>(
         _ => return Ok(None),
     };
     Ok(Some(fl.e.splat(r)?))
+}
+
+fn uniform_unary<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    u: UnaryOp,
+    x: V<'ctx>,
+    ty: Type,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let Some([s]) = scalars(fl, [x]) else {
+        return Ok(None);
+    };
+    let e = fl.e;
+    let intrinsic = |name: &str| e.call_intrinsic(name, &[s.get_type()], &[s]);
+    let r: BasicValueEnum<'ctx> = match s {
+        BasicValueEnum::FloatValue(f) if matches!(ty, Type::F32 | Type::F64) => match u {
+            UnaryOp::Neg => e.b.build_float_neg(f, "")?.into(),
+            UnaryOp::Abs => intrinsic("llvm.fabs")?,
+            UnaryOp::Floor => intrinsic("llvm.floor")?,
+            UnaryOp::Ceil => intrinsic("llvm.ceil")?,
+            UnaryOp::Trunc => intrinsic("llvm.trunc")?,
+            UnaryOp::Round => intrinsic("llvm.roundeven")?,
+            UnaryOp::Sqrt => intrinsic("llvm.sqrt")?,
+            _ => return Ok(None),
+        },
+        BasicValueEnum::IntValue(i) if !ty.is_float() => match u {
+            UnaryOp::Neg => e.b.build_int_neg(i, "")?.into(),
+            UnaryOp::Not => e.b.build_not(i, "")?.into(),
+            // A ballot's count: one `popcnt` instead of a broadcast and a
+            // vector population count.
+            UnaryOp::Btc if ty.bits() == 32 => intrinsic("llvm.ctpop")?,
+            _ => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(e.splat(r)?))
 }
 
 fn uniform_compare<'ctx>(

@@ -166,9 +166,10 @@ fn a_backend_that_returns_before_its_run_is_done_fails_the_launch() {
         LaunchError::Panicked {
             workgroup, message, ..
         } => {
-            // The first run is 0..12; workgroup 6 is the first skipped.
-            assert_eq!(workgroup, [6, 0, 0]);
-            assert!(message.contains("after 6 of 12 workgroups"), "{message}");
+            // One SM's first run is a quarter of the grid, 0..50;
+            // workgroup 25 is the first skipped.
+            assert_eq!(workgroup, [25, 0, 0]);
+            assert!(message.contains("after 25 of 50 workgroups"), "{message}");
         }
         other => panic!("expected a failed launch, got {other:?}"),
     }

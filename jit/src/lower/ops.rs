@@ -5,7 +5,7 @@ use super::{memory, FnLowering};
 use crate::abi::offsets;
 use crate::emit::LANES;
 use crate::JitError;
-use inkwell::values::{BasicValueEnum, IntMathValue, IntValue, VectorValue};
+use inkwell::values::{BasicValueEnum, FloatValue, IntMathValue, IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use warpjit_ir::semantics::lane_mask;
 use warpjit_ir::{BinaryOp, Builtin, CmpOp, Dim, Inst, Op, Type, UnaryOp};
@@ -984,6 +984,34 @@ fn scalars<'ctx, const N: usize>(
     Some(out.map(|s| s.expect("every slot was filled")))
 }
 
+/// `float` or `int` built on the scalars of the splats `a` and `b` of type
+/// `ty`, splat; `None` when either is no splat or the closure declines.
+fn on_two_scalars<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+    float: impl FnOnce(FloatValue<'ctx>, FloatValue<'ctx>) -> Built<'ctx>,
+    int: impl FnOnce(IntValue<'ctx>, IntValue<'ctx>) -> Built<'ctx>,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let Some([x, y]) = scalars(fl, [a, b]) else {
+        return Ok(None);
+    };
+    let r = match (x, y) {
+        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y))
+            if matches!(ty, Type::F32 | Type::F64) =>
+        {
+            float(x, y)?
+        }
+        (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if !ty.is_float() => int(x, y)?,
+        _ => None,
+    };
+    r.map(|r| fl.e.splat(r)).transpose()
+}
+
+/// A scalar operation's result, or `None` when it has no scalar form here.
+type Built<'ctx> = Result<Option<BasicValueEnum<'ctx>>, JitError>;
+
 fn uniform_binary<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     op: BinaryOp,
@@ -991,23 +1019,18 @@ fn uniform_binary<'ctx>(
     b: V<'ctx>,
     ty: Type,
 ) -> Result<Option<V<'ctx>>, JitError> {
-    let Some([x, y]) = scalars(fl, [a, b]) else {
-        return Ok(None);
-    };
     let bld = &fl.e.b;
-    let r: BasicValueEnum<'ctx> = match (x, y) {
-        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y))
-            if matches!(ty, Type::F32 | Type::F64) =>
-        {
-            match op {
-                BinaryOp::Add => bld.build_float_add(x, y, "")?.into(),
-                BinaryOp::Sub => bld.build_float_sub(x, y, "")?.into(),
-                BinaryOp::Mul => bld.build_float_mul(x, y, "")?.into(),
-                BinaryOp::Div => bld.build_float_div(x, y, "")?.into(),
-                _ => return Ok(None),
-            }
-        }
-        (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if !ty.is_float() => match op {
+    let float = |x: FloatValue<'ctx>, y: FloatValue<'ctx>| -> Built<'ctx> {
+        Ok(Some(match op {
+            BinaryOp::Add => bld.build_float_add(x, y, "")?.into(),
+            BinaryOp::Sub => bld.build_float_sub(x, y, "")?.into(),
+            BinaryOp::Mul => bld.build_float_mul(x, y, "")?.into(),
+            BinaryOp::Div => bld.build_float_div(x, y, "")?.into(),
+            _ => return Ok(None),
+        }))
+    };
+    let int = |x: IntValue<'ctx>, y: IntValue<'ctx>| -> Built<'ctx> {
+        Ok(Some(match op {
             BinaryOp::Add => bld.build_int_add(x, y, "")?.into(),
             BinaryOp::Sub => bld.build_int_sub(x, y, "")?.into(),
             BinaryOp::Mul => bld.build_int_mul(x, y, "")?.into(),
@@ -1015,10 +1038,32 @@ fn uniform_binary<'ctx>(
             BinaryOp::Or => bld.build_or(x, y, "")?.into(),
             BinaryOp::Xor => bld.build_xor(x, y, "")?.into(),
             _ => return Ok(None),
-        },
-        _ => return Ok(None),
+        }))
     };
-    Ok(Some(fl.e.splat(r)?))
+    on_two_scalars(fl, a, b, ty, float, int)
+}
+
+fn uniform_compare<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    c: CmpOp,
+    a: V<'ctx>,
+    b: V<'ctx>,
+    ty: Type,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let bld = &fl.e.b;
+    let float = |x: FloatValue<'ctx>, y: FloatValue<'ctx>| -> Built<'ctx> {
+        Ok(Some(
+            bld.build_float_compare(float_predicate(c, ty)?, x, y, "")?
+                .into(),
+        ))
+    };
+    let int = |x: IntValue<'ctx>, y: IntValue<'ctx>| -> Built<'ctx> {
+        Ok(Some(
+            bld.build_int_compare(int_predicate(c, ty)?, x, y, "")?
+                .into(),
+        ))
+    };
+    on_two_scalars(fl, a, b, ty, float, int)
 }
 
 fn uniform_unary<'ctx>(
@@ -1054,29 +1099,4 @@ fn uniform_unary<'ctx>(
         _ => return Ok(None),
     };
     Ok(Some(e.splat(r)?))
-}
-
-fn uniform_compare<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    c: CmpOp,
-    a: V<'ctx>,
-    b: V<'ctx>,
-    ty: Type,
-) -> Result<Option<V<'ctx>>, JitError> {
-    let Some([x, y]) = scalars(fl, [a, b]) else {
-        return Ok(None);
-    };
-    let bld = &fl.e.b;
-    let r = match (x, y) {
-        (BasicValueEnum::FloatValue(x), BasicValueEnum::FloatValue(y))
-            if matches!(ty, Type::F32 | Type::F64) =>
-        {
-            bld.build_float_compare(float_predicate(c, ty)?, x, y, "")?
-        }
-        (BasicValueEnum::IntValue(x), BasicValueEnum::IntValue(y)) if !ty.is_float() => {
-            bld.build_int_compare(int_predicate(c, ty)?, x, y, "")?
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(fl.e.splat(r.into())?))
 }

@@ -176,15 +176,19 @@ impl<'ctx> Emit<'ctx, '_> {
 
     /// The scalar every lane of `v` holds, when `v` is a splat: one made by
     /// [`Emit::splat`] (a shuffle of lane 0 of an insert at lane 0) or a
-    /// constant with the same element in all lanes.
+    /// constant with the same element in all lanes (zeros included).
     pub fn splat_scalar(&self, v: VectorValue<'ctx>) -> Option<BasicValueEnum<'ctx>> {
         use inkwell::llvm_sys::core::{LLVMGetMaskValue, LLVMGetNumMaskElements};
         use inkwell::values::AsValueRef;
-        if v.is_constant_data_vector() {
-            let first = v.get_element_as_constant(0);
-            let same = (1..v.get_type().get_size())
-                .all(|i| v.get_element_as_constant(i).as_value_ref() == first.as_value_ref());
-            return same.then_some(first);
+        if v.is_const() {
+            // Constants fold and are unique: a splat of lane 0 rebuilds `v`
+            // exactly when every lane holds lane 0's value.
+            let first = self
+                .b
+                .build_extract_element(v, self.i32().const_zero(), "")
+                .ok()?;
+            let again = self.splat(first).ok()?;
+            return (again.as_value_ref() == v.as_value_ref()).then_some(first);
         }
         let shuffle = v.as_instruction()?;
         if shuffle.get_opcode() != InstructionOpcode::ShuffleVector {

@@ -588,24 +588,15 @@ enum LaneSource<'ctx> {
     Array(PointerValue<'ctx>),
 }
 
-/// The value of every lane when `x` is a constant splat. LLVM constants
-/// are unique, so rebuilding the splat from lane 0 gives the same value.
+/// The value of every lane when `x` is a constant splat.
 fn constant_splat<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     x: V<'ctx>,
 ) -> Result<Option<IntValue<'ctx>>, JitError> {
-    let e = fl.e;
     if !x.is_const() {
         return Ok(None);
     }
-    let first =
-        e.b.build_extract_element(x, e.i32().const_zero(), "")?
-            .into_int_value();
-    if !first.is_const() {
-        return Ok(None);
-    }
-    let again = e.splat(first.into())?;
-    Ok((again.as_value_ref() == x.as_value_ref()).then_some(first))
+    Ok(fl.e.splat_scalar(x).map(|first| first.into_int_value()))
 }
 
 /// One update per accessing lane in ascending lane order (a loop over the

@@ -32,20 +32,8 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             }
             one(e.b.build_select(c, a, b, "")?.into_vector_value())
         }
-        Op::Unary(u) => {
-            let (x, ty) = (arg(0)?, ty0.unwrap_or(Type::I32));
-            match uniform_unary(fl, *u, x, ty)? {
-                Some(v) => one(v),
-                None => one(unary(fl, *u, x, ty)?),
-            }
-        }
-        Op::Binary(b) => {
-            let (x, y, ty) = (arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32));
-            match uniform_binary(fl, *b, x, y, ty)? {
-                Some(v) => one(v),
-                None => one(binary(fl, *b, x, y, ty)?),
-            }
-        }
+        Op::Unary(u) => one(unary(fl, *u, arg(0)?, ty0.unwrap_or(Type::I32))?),
+        Op::Binary(b) => one(binary(fl, *b, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
         Op::Fma => {
             let t = arg(0)?.get_type();
             let v = e.call_intrinsic(
@@ -55,13 +43,7 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             )?;
             one(v.into_vector_value())
         }
-        Op::Cmp(c) => {
-            let (x, y, ty) = (arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32));
-            match uniform_compare(fl, *c, x, y, ty)? {
-                Some(v) => one(v),
-                None => one(compare(fl, *c, x, y, ty)?),
-            }
-        }
+        Op::Cmp(c) => one(compare(fl, *c, arg(0)?, arg(1)?, ty0.unwrap_or(Type::I32))?),
         Op::Bitcast(to) => {
             let from = ty0.unwrap_or(*to);
             let x = arg(0)?;
@@ -541,21 +523,15 @@ fn div32<'ctx>(
 }
 
 /// The value of every lane of `v` when it is a constant with the same
-/// integer in all lanes (zero-extended). Only constant data vectors are
-/// read (LLVM makes integer splats such); zero vectors and other constants
-/// give `None`.
-fn splat_constant(v: V<'_>) -> Option<u64> {
-    if !v.is_constant_data_vector() {
+/// integer in all lanes (zero-extended).
+fn splat_constant<'ctx>(fl: &FnLowering<'ctx, '_>, v: V<'ctx>) -> Option<u64> {
+    if !v.is_const() {
         return None;
     }
-    let lane = |i: u32| match v.get_element_as_constant(i) {
+    match fl.e.splat_scalar(v)? {
         BasicValueEnum::IntValue(x) => x.get_zero_extended_constant(),
         _ => None,
-    };
-    let first = lane(0)?;
-    (1..v.get_type().get_size())
-        .all(|i| lane(i) == Some(first))
-        .then_some(first)
+    }
 }
 
 fn select<'ctx>(
@@ -583,6 +559,9 @@ fn unary<'ctx>(
     x: V<'ctx>,
     ty: Type,
 ) -> Result<V<'ctx>, JitError> {
+    if let Some(v) = uniform_unary(fl, u, x, ty)? {
+        return Ok(v);
+    }
     let e = fl.e;
     let w = ty.bits();
     if ty.is_float() {
@@ -804,6 +783,9 @@ fn binary<'ctx>(
     b: V<'ctx>,
     ty: Type,
 ) -> Result<V<'ctx>, JitError> {
+    if let Some(v) = uniform_binary(fl, op, a, b, ty)? {
+        return Ok(v);
+    }
     let e = fl.e;
     if ty.is_float() {
         return Ok(match op {
@@ -834,7 +816,7 @@ fn binary<'ctx>(
         BinaryOp::DivU | BinaryOp::RemU | BinaryOp::DivS | BinaryOp::RemS => {
             let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
             let quotient = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
-            if let Some(d) = splat_constant(b) {
+            if let Some(d) = splat_constant(fl, b) {
                 let minus_one = d == u64::MAX >> (64 - w);
                 if d != 0 && !(signed && minus_one) {
                     // A constant divisor that needs no guard: LLVM turns
@@ -924,6 +906,9 @@ fn compare<'ctx>(
     b: V<'ctx>,
     ty: Type,
 ) -> Result<V<'ctx>, JitError> {
+    if let Some(v) = uniform_compare(fl, c, a, b, ty)? {
+        return Ok(v);
+    }
     let e = fl.e;
     if ty == Type::F16 {
         // Half values compare as halves (-0 == +0, NaN unequal); widening is

@@ -61,6 +61,13 @@ kernel @main workgroup(64) {
     %fsum2 = add %fsum1, %down
     %isum1 = add %inot, %ineg
     %isum2 = xor %isum1, %ones
+    %shl = shl %i, %j
+    %shru = shr.u %i, %j
+    %shrs = shr.s %i, %j
+    %lo = min.s %i, %j
+    %hi = max.u %i, %j
+    %shifts = xor %shl, %shru
+    %extremes = sub %lo, %hi
     store.f32 @out, %base, %sum
     %o1 = add %base, 4
     store.f32 @out, %o1, %diff
@@ -110,6 +117,12 @@ kernel @main workgroup(64) {
     store.f32 @out, %o15, %root
     %o16 = add %base, 64
     store.u32 @out, %o16, %isum2
+    %o17 = add %base, 68
+    store.u32 @out, %o17, %shifts
+    %o18 = add %base, 72
+    store.u32 @out, %o18, %shrs
+    %o19 = add %base, 76
+    store.u32 @out, %o19, %extremes
   }
 }
 ";
@@ -128,6 +141,9 @@ fn uniform_operations_are_scalar_in_the_ir() {
         "@llvm.sqrt.f32(",
         "@llvm.floor.f32(",
         "@llvm.ctpop.i32(",
+        "ashr i32",
+        "@llvm.smin.i32(",
+        "@llvm.umax.i32(",
     ] {
         assert!(ir.contains(scalar_op), "no `{scalar_op}` in\n{ir}");
     }
@@ -158,6 +174,9 @@ fn uniform_operations_match_the_interpreter() {
         ],
         vec![f(0.0), f(-0.0), i(-5), i(65535), i(1)],
         vec![f(1.0e-40), f(3.0), i(0x1234_5678), i(0x7654_3210), i(64)],
+        // Shift amounts in range (the others are past the width).
+        vec![f(2.5), f(0.5), i(-123_456), i(5), i(64)],
+        vec![f(-2.5), f(8.0), i(i32::MIN), i(31), i(40)],
         vec![f(-1.0e-45), f(f32::MIN_POSITIVE), i(12), i(45), i(10)],
     ];
     let configs: Vec<LaunchConfig> = [([1, 1, 1], [64, 1, 1]), ([2, 1, 1], [40, 1, 1])]

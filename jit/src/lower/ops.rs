@@ -1101,6 +1101,29 @@ fn uniform_binary<'ctx>(
             BinaryOp::And => bld.build_and(x, y, "")?.into(),
             BinaryOp::Or => bld.build_or(x, y, "")?.into(),
             BinaryOp::Xor => bld.build_xor(x, y, "")?.into(),
+            BinaryOp::MinS | BinaryOp::MaxS | BinaryOp::MinU | BinaryOp::MaxU => {
+                let p = match op {
+                    BinaryOp::MinS => IntPredicate::SLT,
+                    BinaryOp::MaxS => IntPredicate::SGT,
+                    BinaryOp::MinU => IntPredicate::ULT,
+                    _ => IntPredicate::UGT,
+                };
+                let first = bld.build_int_compare(p, x, y, "")?;
+                bld.build_select(first, x, y, "")?
+            }
+            BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
+                // As for lanes: amounts past the width shift everything
+                // out (`shr.s` by the width - 1).
+                let limit = x.get_type().const_int(u64::from(ty.bits() - 1), false);
+                let too_far = bld.build_int_compare(IntPredicate::UGT, y, limit, "")?;
+                let amount = bld.build_select(too_far, limit, y, "")?.into_int_value();
+                let shifted = match op {
+                    BinaryOp::Shl => bld.build_left_shift(x, amount, "")?,
+                    BinaryOp::ShrU => bld.build_right_shift(x, amount, false, "")?,
+                    _ => return Ok(Some(bld.build_right_shift(x, amount, true, "")?.into())),
+                };
+                bld.build_select(too_far, x.get_type().const_zero(), shifted, "")?
+            }
             _ => return Ok(None),
         }))
     };

@@ -1,9 +1,9 @@
-//! Unsigned 32-bit division and remainder by a divisor that is the same in
-//! every lane but known only at run time (a parameter) multiply by a
-//! reciprocal computed once per warp: the optimised IR has one scalar
-//! division and no vector one, and every quotient and remainder is the
-//! interpreter's, at the edges of the divisor and dividend ranges and for
-//! division by zero.
+//! 32-bit division and remainder, unsigned and signed, by a divisor that is
+//! the same in every lane but known only at run time (a parameter)
+//! multiply by a reciprocal computed once per warp: the optimised IR has
+//! one scalar division and no vector one, and every quotient and remainder
+//! is the interpreter's, at the edges of the divisor and dividend ranges,
+//! for division by zero and for MIN / -1.
 
 mod direct;
 
@@ -12,7 +12,8 @@ use warpjit_ir::interp::LaunchConfig;
 use warpjit_jit::JitOptions;
 
 /// Per lane: `x / d`, `x % d` for a loaded `x`, and the quotient and
-/// remainder of a multiple of `d` and of the value just below it.
+/// remainder of a multiple of `d` and of the value just below it; `div.u`
+/// and `rem.u` (`div.s` and `rem.s` in [`signed`]).
 const BY_PARAMETER: &str = "
 param %d: i32
 param %n: i32
@@ -50,20 +51,30 @@ kernel @main workgroup(64) {
 }
 ";
 
-#[test]
-fn division_by_a_parameter_has_no_vector_division() {
-    let ir = optimised_ir(&module(BY_PARAMETER), &JitOptions::default());
-    assert!(ir.contains("udiv i64"), "no scalar reciprocal in\n{ir}");
-    for vector_division in ["fdiv <32 x double>", "udiv <", "urem <"] {
-        assert!(
-            !ir.contains(vector_division),
-            "`{vector_division}` in\n{ir}"
-        );
-    }
+/// The kernel with signed division and remainder.
+fn signed() -> String {
+    BY_PARAMETER
+        .replace("div.u", "div.s")
+        .replace("rem.u", "rem.s")
 }
 
 #[test]
-fn division_by_a_parameter_matches_the_interpreter() {
+fn division_by_a_parameter_has_no_vector_division() {
+    for text in [BY_PARAMETER.to_string(), signed()] {
+        let ir = optimised_ir(&module(&text), &JitOptions::default());
+        assert!(ir.contains("udiv i64"), "no scalar reciprocal in\n{ir}");
+        for vector_division in ["fdiv <32 x double>", "udiv <", "sdiv <", "urem <", "srem <"] {
+            assert!(
+                !ir.contains(vector_division),
+                "`{vector_division}` in\n{ir}"
+            );
+        }
+    }
+}
+
+/// Divisors at the edges: 0, 1, powers of two and their neighbours, the
+/// largest ones, and scattered values.
+fn divisors() -> Vec<u32> {
     let mut divisors: Vec<u32> = vec![
         0,
         1,
@@ -84,7 +95,6 @@ fn division_by_a_parameter_matches_the_interpreter() {
         0xffff_fffe,
         0xffff_ffff,
     ];
-    // Powers of two and their neighbours, and scattered values.
     for k in [4, 13, 16, 24, 31] {
         divisors.extend([(1u32 << k) - 1, 1 << k, (1 << k) + 1]);
     }
@@ -93,6 +103,12 @@ fn division_by_a_parameter_matches_the_interpreter() {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         divisors.push(seed >> (seed % 29));
     }
+    divisors
+}
+
+/// Runs `text` for every divisor, with dividends at the edges in the first
+/// lanes, and returns the output buffer of the last divisor.
+fn compare(text: &str, divisors: &[u32]) -> Vec<u8> {
     let param_sets: Vec<Vec<u64>> = divisors
         .iter()
         .flat_map(|&d| [vec![u64::from(d), 64], vec![u64::from(d), 37]])
@@ -107,6 +123,7 @@ fn division_by_a_parameter_matches_the_interpreter() {
         768,
         0x7fff_ffff,
         0x8000_0000,
+        0x8000_0001,
         0xffff_fffe,
         0xffff_ffff,
     ];
@@ -117,15 +134,39 @@ fn division_by_a_parameter_matches_the_interpreter() {
         .into_iter()
         .map(|(grid, workgroup)| LaunchConfig::new(grid, workgroup))
         .collect();
-    let out = agree(
-        BY_PARAMETER,
+    let mut out = agree(
+        text,
         &configs,
         &param_sets,
         &[dividends, vec![0xa5u8; 64 * 24]],
     );
+    out.remove(1)
+}
+
+/// Word `i` of `out`.
+fn word(out: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(out[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
+}
+
+#[test]
+fn unsigned_division_by_a_parameter_matches_the_interpreter() {
+    let divisors = divisors();
+    let out = compare(BY_PARAMETER, &divisors);
     // The launch did run: with the last divisor, lane 1's dividend (1)
     // gives quotient 0 and remainder 1 unless the divisor is 1.
     let last = *divisors.last().expect("divisors");
-    let word = |i: usize| u32::from_le_bytes(out[1][i * 4..i * 4 + 4].try_into().expect("4"));
-    assert_eq!((word(6), word(7)), (1 / last, 1 % last));
+    assert_eq!((word(&out, 6), word(&out, 7)), (1 / last, 1 % last));
+}
+
+#[test]
+fn signed_division_by_a_parameter_matches_the_interpreter() {
+    let mut divisors = divisors();
+    // Negative divisors, -1 (MIN is among the dividends) and MIN last.
+    divisors.extend([-1i32, -2, -3, -7, -641, -768, i32::MIN + 1].map(|d| d as u32));
+    divisors.push(i32::MIN as u32);
+    let out = compare(&signed(), &divisors);
+    // The launch did run: by MIN, lane 7's dividend (MIN) gives quotient 1
+    // and remainder 0, lane 8's (MIN + 1) quotient 0 and itself.
+    assert_eq!((word(&out, 7 * 6), word(&out, 7 * 6 + 1)), (1, 0));
+    assert_eq!((word(&out, 8 * 6), word(&out, 8 * 6 + 1)), (0, 0x8000_0001));
 }

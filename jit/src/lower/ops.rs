@@ -522,29 +522,45 @@ fn div32<'ctx>(
     Ok((q, r))
 }
 
-/// Unsigned 32-bit `a / d` (or `a % d`) for a divisor `d` the same in
-/// every lane but known only when the code runs (a parameter, a loop
-/// counter): a multiply by a reciprocal computed once from the scalar
-/// (Granlund and Montgomery, "Division by invariant integers using
-/// multiplication", figure 4.1), instead of a vector division. With
-/// l = ceil(log2 d) and m = floor(2^32 (2^l - d) / d) + 1 < 2^32,
-/// t = (m a) >> 32 gives a / d = (t + ((a - t) >> min(l, 1))) >> max(l - 1, 0)
-/// for every 32-bit `a`. Division by zero gives the same results as
-/// elsewhere (quotient all ones, remainder the dividend).
+/// 32-bit `a / d` (or `a % d`) for a divisor `d` the same in every lane
+/// but known only when the code runs (a parameter, a loop counter): a
+/// multiply by a reciprocal computed once from the scalar (Granlund and
+/// Montgomery, "Division by invariant integers using multiplication",
+/// figure 4.1), instead of a vector division. With l = ceil(log2 d) and
+/// m = floor(2^32 (2^l - d) / d) + 1 < 2^32, t = (m a) >> 32 gives
+/// a / d = (t + ((a - t) >> min(l, 1))) >> max(l - 1, 0) for every
+/// unsigned 32-bit `a`. Signed division divides the magnitudes (|MIN| is
+/// 2^31 unsigned) and negates the quotient when the signs differ, which
+/// truncates toward zero and wraps MIN / -1 to MIN with remainder 0.
+/// Division by zero gives the same results as elsewhere (quotient all
+/// ones, remainder the dividend).
 fn divide_by_uniform<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     a: V<'ctx>,
     d: IntValue<'ctx>,
+    signed: bool,
     quotient: bool,
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
     let (i32t, i64t) = (e.i32(), e.i64());
     let by_zero = b.build_int_compare(IntPredicate::EQ, d, i32t.const_zero(), "")?;
-    let safe = b
+    let nonzero = b
         .build_select(by_zero, i32t.const_int(1, false), d, "")?
         .into_int_value();
-    let below = b.build_int_sub(safe, i32t.const_int(1, false), "")?;
+    let splat = |x: IntValue<'ctx>| e.splat(x.into());
+    let lanes_zero = a.get_type().const_zero();
+    // Magnitudes for signed division (|MIN| wraps to MIN, 2^31 unsigned).
+    let (dividend, divisor) = if signed {
+        let negative = b.build_int_compare(IntPredicate::SLT, a, lanes_zero, "")?;
+        let a_abs = b.build_select(negative, b.build_int_neg(a, "")?, a, "")?;
+        let d_negative = b.build_int_compare(IntPredicate::SLT, nonzero, i32t.const_zero(), "")?;
+        let d_abs = b.build_select(d_negative, b.build_int_neg(nonzero, "")?, nonzero, "")?;
+        (a_abs.into_vector_value(), d_abs.into_int_value())
+    } else {
+        (a, nonzero)
+    };
+    let below = b.build_int_sub(divisor, i32t.const_int(1, false), "")?;
     let zeros = e.call_intrinsic(
         "llvm.ctlz",
         &[i32t.into()],
@@ -552,7 +568,7 @@ fn divide_by_uniform<'ctx>(
     )?;
     let l = b.build_int_sub(i32t.const_int(32, false), zeros.into_int_value(), "")?;
     let wide = |x| b.build_int_z_extend(x, i64t, "");
-    let d64 = wide(safe)?;
+    let d64 = wide(divisor)?;
     let power = b.build_left_shift(i64t.const_int(1, false), wide(l)?, "")?;
     let excess = b.build_left_shift(
         b.build_int_sub(power, d64, "")?,
@@ -573,24 +589,30 @@ fn divide_by_uniform<'ctx>(
         )?
         .into_int_value();
     let shift2 = b.build_int_sub(l, shift1, "")?;
-    let splat = |x: IntValue<'ctx>| e.splat(x.into());
     // The high halves of the 64-bit products a * m (one `vpmuludq` per
     // pair of lanes).
     let lanes64 = e.int_vec(64);
     let product = b.build_int_mul(
-        b.build_int_z_extend(a, lanes64, "")?,
+        b.build_int_z_extend(dividend, lanes64, "")?,
         b.build_int_z_extend(splat(b.build_int_truncate(m, i32t, "")?)?, lanes64, "")?,
         "",
     )?;
     let high = b.build_right_shift(product, e.splat_int(64, 32), false, "")?;
     let t = b.build_int_truncate(high, e.int_vec(32), "")?;
-    let half = b.build_right_shift(b.build_int_sub(a, t, "")?, splat(shift1)?, false, "")?;
-    let q = b.build_right_shift(b.build_int_add(t, half, "")?, splat(shift2)?, false, "")?;
+    let half = b.build_right_shift(b.build_int_sub(dividend, t, "")?, splat(shift1)?, false, "")?;
+    let mut q = b.build_right_shift(b.build_int_add(t, half, "")?, splat(shift2)?, false, "")?;
+    if signed {
+        let signs = b.build_xor(a, splat(nonzero)?, "")?;
+        let differ = b.build_int_compare(IntPredicate::SLT, signs, lanes_zero, "")?;
+        q = b
+            .build_select(differ, b.build_int_neg(q, "")?, q, "")?
+            .into_vector_value();
+    }
     let ones = e.splat_int(32, u64::MAX);
     let v = if quotient {
         b.build_select(by_zero, ones, q, "")?
     } else {
-        let r = b.build_int_sub(a, b.build_int_mul(q, splat(safe)?, "")?, "")?;
+        let r = b.build_int_sub(a, b.build_int_mul(q, splat(nonzero)?, "")?, "")?;
         b.build_select(by_zero, a, r, "")?
     };
     Ok(v.into_vector_value())
@@ -898,9 +920,9 @@ fn binary<'ctx>(
                     return llvm_divide(fl, a, b, signed, quotient);
                 }
             }
-            if !signed && w == 32 {
+            if w == 32 {
                 if let Some(d) = e.splat_scalar(b) {
-                    return divide_by_uniform(fl, a, d.into_int_value(), quotient);
+                    return divide_by_uniform(fl, a, d.into_int_value(), signed, quotient);
                 }
             }
             // Never let a zero divisor reach the division, nor -1 under MIN

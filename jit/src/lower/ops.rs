@@ -639,6 +639,37 @@ fn select<'ctx>(
     Ok(fl.e.b.build_select(c, a, b, "")?.into_vector_value())
 }
 
+/// `x` shifted by `y` (`op` is `shl`, `shr.u` or `shr.s`), of lanes or of
+/// one scalar: amounts past the width (above `limit`, the width - 1)
+/// shift everything out, `shr.s` by the width - 1.
+fn clamped_shift<'ctx, T>(
+    b: &inkwell::builder::Builder<'ctx>,
+    op: BinaryOp,
+    x: T,
+    y: T,
+    limit: T,
+) -> Result<T, JitError>
+where
+    T: IntMathValue<'ctx>
+        + inkwell::values::BasicValue<'ctx>
+        + TryFrom<BasicValueEnum<'ctx>>
+        + Copy,
+    <T::BaseType as inkwell::types::IntMathType<'ctx>>::ValueType: Copy,
+{
+    let back = |v: BasicValueEnum<'ctx>| {
+        T::try_from(v).map_err(|_| JitError::Internal("shift of another type".into()))
+    };
+    let too_far = b.build_int_compare(IntPredicate::UGT, y, limit, "")?;
+    let amount = back(b.build_select(too_far, limit, y, "")?)?;
+    let shifted = match op {
+        BinaryOp::Shl => b.build_left_shift(x, amount, "")?,
+        BinaryOp::ShrU => b.build_right_shift(x, amount, false, "")?,
+        _ => return Ok(b.build_right_shift(x, amount, true, "")?),
+    };
+    let zero = back(x.as_basic_value_enum().get_type().const_zero())?;
+    back(b.build_select(too_far, zero, shifted, "")?)
+}
+
 fn float_intrinsic<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     name: &str,
@@ -944,19 +975,7 @@ fn binary<'ctx>(
         }
         BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
             let limit = e.splat_int(w, u64::from(w - 1));
-            let too_far = cmp(IntPredicate::UGT, b, limit)?;
-            let amount = select(fl, too_far, limit, b)?;
-            match op {
-                BinaryOp::Shl => {
-                    let s = e.b.build_left_shift(a, amount, "")?;
-                    select(fl, too_far, zero, s)?
-                }
-                BinaryOp::ShrU => {
-                    let s = e.b.build_right_shift(a, amount, false, "")?;
-                    select(fl, too_far, zero, s)?
-                }
-                _ => e.b.build_right_shift(a, amount, true, "")?,
-            }
+            clamped_shift(&e.b, op, a, b, limit)?
         }
         other => return Err(JitError::Unsupported(format!("{other:?} on {ty}"))),
     })
@@ -1134,17 +1153,8 @@ fn uniform_binary<'ctx>(
                 bld.build_select(first, x, y, "")?
             }
             BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
-                // As for lanes: amounts past the width shift everything
-                // out (`shr.s` by the width - 1).
                 let limit = x.get_type().const_int(u64::from(ty.bits() - 1), false);
-                let too_far = bld.build_int_compare(IntPredicate::UGT, y, limit, "")?;
-                let amount = bld.build_select(too_far, limit, y, "")?.into_int_value();
-                let shifted = match op {
-                    BinaryOp::Shl => bld.build_left_shift(x, amount, "")?,
-                    BinaryOp::ShrU => bld.build_right_shift(x, amount, false, "")?,
-                    _ => return Ok(Some(bld.build_right_shift(x, amount, true, "")?.into())),
-                };
-                bld.build_select(too_far, x.get_type().const_zero(), shifted, "")?
+                clamped_shift(bld, op, x, y, limit)?.into()
             }
             _ => return Ok(None),
         }))

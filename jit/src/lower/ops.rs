@@ -639,6 +639,16 @@ fn select<'ctx>(
     Ok(fl.e.b.build_select(c, a, b, "")?.into_vector_value())
 }
 
+/// When integer `min`/`max` (`op`) of x and y is x, as a compare of x with y.
+fn takes_first(op: BinaryOp) -> IntPredicate {
+    match op {
+        BinaryOp::MinS => IntPredicate::SLT,
+        BinaryOp::MaxS => IntPredicate::SGT,
+        BinaryOp::MinU => IntPredicate::ULT,
+        _ => IntPredicate::UGT,
+    }
+}
+
 /// `x` shifted by `y` (`op` is `shl`, `shr.u` or `shr.s`), of lanes or of
 /// one scalar: amounts past the width (above `limit`, the width - 1)
 /// shift everything out, `shr.s` by the width - 1.
@@ -936,10 +946,9 @@ fn binary<'ctx>(
         BinaryOp::And => e.b.build_and(a, b, "")?,
         BinaryOp::Or => e.b.build_or(a, b, "")?,
         BinaryOp::Xor => e.b.build_xor(a, b, "")?,
-        BinaryOp::MinS => select(fl, cmp(IntPredicate::SLT, a, b)?, a, b)?,
-        BinaryOp::MaxS => select(fl, cmp(IntPredicate::SGT, a, b)?, a, b)?,
-        BinaryOp::MinU => select(fl, cmp(IntPredicate::ULT, a, b)?, a, b)?,
-        BinaryOp::MaxU => select(fl, cmp(IntPredicate::UGT, a, b)?, a, b)?,
+        BinaryOp::MinS | BinaryOp::MaxS | BinaryOp::MinU | BinaryOp::MaxU => {
+            select(fl, cmp(takes_first(op), a, b)?, a, b)?
+        }
         BinaryOp::DivU | BinaryOp::RemU | BinaryOp::DivS | BinaryOp::RemS => {
             let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
             let quotient = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
@@ -1143,13 +1152,7 @@ fn uniform_binary<'ctx>(
             BinaryOp::Or => bld.build_or(x, y, "")?.into(),
             BinaryOp::Xor => bld.build_xor(x, y, "")?.into(),
             BinaryOp::MinS | BinaryOp::MaxS | BinaryOp::MinU | BinaryOp::MaxU => {
-                let p = match op {
-                    BinaryOp::MinS => IntPredicate::SLT,
-                    BinaryOp::MaxS => IntPredicate::SGT,
-                    BinaryOp::MinU => IntPredicate::ULT,
-                    _ => IntPredicate::UGT,
-                };
-                let first = bld.build_int_compare(p, x, y, "")?;
+                let first = bld.build_int_compare(takes_first(op), x, y, "")?;
                 bld.build_select(first, x, y, "")?
             }
             BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {

@@ -14,6 +14,7 @@
 
 mod atomic;
 mod convert;
+mod inlining;
 mod loop_vars;
 mod math;
 mod memory;
@@ -118,6 +119,9 @@ pub fn lower_module<'ctx>(
             KernelStart::FromContext
         };
         FnLowering::lower(&e, module, i as u32, &funcs, &posted, start, may_demote)?;
+    }
+    if opts.opt_level == 2 {
+        inlining::mark_inlined(cx, module, &funcs);
     }
     // A warp that runs no loop is short, and calling it costs as much as
     // running it; a warp with a loop runs long enough that its call does

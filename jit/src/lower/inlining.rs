@@ -28,10 +28,10 @@ use warpjit_ir::{Op, Stmt, VerifiedModule};
 const COPY_LIMIT: usize = 128;
 
 /// The largest function with one call site that is inlined. Larger ones
-/// stay calls, as LLVM's inliner left them: inlining every kernel body
-/// into its entry made a fuzzing campaign of generated programs, where
-/// compiling dominates, 10-20% slower (`warpjit fuzz --cases 300 --seed 7
-/// --jobs 1`), and a call per warp costs little against such a body.
+/// stay calls, as LLVM's inliner left them (its bonus for the last call of
+/// a local function covers about this much): a call per warp costs little
+/// against such a body, and merging it into the loop over the warps makes
+/// one larger function for the code generator.
 const MOVE_LIMIT: usize = 3000;
 
 /// Counted for a call that stays a call: the argument and result moves.

@@ -38,73 +38,51 @@ const MOVE_LIMIT: usize = 3000;
 const CALL_SIZE: usize = 16;
 
 /// Marks the functions of `module` (lowered as `funcs`) that the optimiser
-/// is to inline. Kernels are called once, from their entries.
+/// is to inline, each after the functions it calls (the verifier's call
+/// order). Kernels are called once, from their entries.
 pub(super) fn mark_inlined(cx: &Context, module: &VerifiedModule, funcs: &[FunctionValue<'_>]) {
-    let n = module.functions.len();
-    let calls: Vec<Vec<u32>> = module.functions.iter().map(callees).collect();
-    let mut sites = vec![0usize; n];
-    for callee in calls.iter().flatten() {
-        sites[*callee as usize] += 1;
+    let calls: Vec<Vec<usize>> = module.functions.iter().map(callees).collect();
+    let mut sites = vec![0usize; funcs.len()];
+    for &callee in calls.iter().flatten() {
+        sites[callee] += 1;
     }
     for (id, _) in module.kernels() {
         sites[id.0 as usize] += 1;
     }
-    let mut sizes: Vec<Option<usize>> = vec![None; n];
-    let mut inlined = vec![false; n];
-    for f in 0..n {
-        size_with_callees(f, &calls, funcs, &sites, &mut sizes, &mut inlined);
-    }
-    let id = Attribute::get_named_enum_kind_id("alwaysinline");
-    for (f, func) in funcs.iter().enumerate() {
-        if inlined[f] {
-            func.add_attribute(AttributeLoc::Function, cx.create_enum_attribute(id, 0));
+    let always = cx.create_enum_attribute(Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+    // The size each call of a function adds where it is inlined; None for
+    // a function that stays a call.
+    let mut inlined_size: Vec<Option<usize>> = vec![None; funcs.len()];
+    for id in module.call_order() {
+        let f = id.0 as usize;
+        let size = instructions(funcs[f])
+            + calls[f]
+                .iter()
+                .map(|&g| inlined_size[g].unwrap_or(CALL_SIZE))
+                .sum::<usize>();
+        let limit = match sites[f] {
+            0 => continue,
+            1 => MOVE_LIMIT,
+            _ => COPY_LIMIT,
+        };
+        if size <= limit {
+            inlined_size[f] = Some(size);
+            funcs[f].add_attribute(AttributeLoc::Function, always);
         }
     }
 }
 
 /// The functions `f` calls, once per call site.
-fn callees(f: &warpjit_ir::Function) -> Vec<u32> {
+fn callees(f: &warpjit_ir::Function) -> Vec<usize> {
     let mut out = Vec::new();
     warpjit_ir::walk_block(&f.body, &mut |s| {
         if let Stmt::Inst(i) = s {
             if let Op::Call(callee) = i.op {
-                out.push(callee);
+                out.push(callee as usize);
             }
         }
     });
     out
-}
-
-/// The size of `f` with the callees it inlines, deciding for `f` on the way
-/// (callees first; the verifier rejects recursion, so this ends).
-fn size_with_callees(
-    f: usize,
-    calls: &[Vec<u32>],
-    funcs: &[FunctionValue<'_>],
-    sites: &[usize],
-    sizes: &mut [Option<usize>],
-    inlined: &mut [bool],
-) -> usize {
-    if let Some(size) = sizes[f] {
-        return size;
-    }
-    let mut size = instructions(funcs[f]);
-    for &callee in &calls[f] {
-        let callee = callee as usize;
-        let callee_size = size_with_callees(callee, calls, funcs, sites, sizes, inlined);
-        size += if inlined[callee] {
-            callee_size
-        } else {
-            CALL_SIZE
-        };
-    }
-    sizes[f] = Some(size);
-    inlined[f] = match sites[f] {
-        0 => false,
-        1 => size <= MOVE_LIMIT,
-        _ => size <= COPY_LIMIT,
-    };
-    size
 }
 
 /// The number of LLVM instructions in `func`.

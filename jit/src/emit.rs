@@ -212,6 +212,17 @@ impl<'ctx> Emit<'ctx, '_> {
         (lane_zero_only && at_lane_zero).then(|| insert.get_operand(1)?.value())?
     }
 
+    /// The integer every lane of `v` holds, when `v` is a constant splat.
+    pub fn constant_splat(&self, v: VectorValue<'ctx>) -> Option<IntValue<'ctx>> {
+        if !v.is_const() {
+            return None;
+        }
+        match self.splat_scalar(v)? {
+            BasicValueEnum::IntValue(x) => Some(x),
+            _ => None,
+        }
+    }
+
     /// A `u32` bit set as a `<32 x i1>` mask.
     pub fn bits_to_mask(&self, bits: IntValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
         Ok(self

@@ -588,17 +588,6 @@ enum LaneSource<'ctx> {
     Array(PointerValue<'ctx>),
 }
 
-/// The value of every lane when `x` is a constant splat.
-fn constant_splat<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    x: V<'ctx>,
-) -> Result<Option<IntValue<'ctx>>, JitError> {
-    if !x.is_const() {
-        return Ok(None);
-    }
-    Ok(fl.e.splat_scalar(x).map(|first| first.into_int_value()))
-}
-
 /// One update per accessing lane in ascending lane order (a loop over the
 /// mask's set bits). Offsets (`offsets`, a stack copy of the lanes'),
 /// values and results go through stack arrays indexed by the lane, so no
@@ -627,7 +616,7 @@ fn lane_loop<'ctx>(
     };
     // Constant operands (a histogram's 1) need no array.
     let source = |x: V<'ctx>, name: &str| -> Result<LaneSource<'ctx>, JitError> {
-        Ok(match constant_splat(fl, x)? {
+        Ok(match fl.e.constant_splat(x) {
             Some(c) => LaneSource::Constant(c),
             None => LaneSource::Array(spill(x, name)?),
         })

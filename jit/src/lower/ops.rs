@@ -618,18 +618,6 @@ fn divide_by_uniform<'ctx>(
     Ok(v.into_vector_value())
 }
 
-/// The value of every lane of `v` when it is a constant with the same
-/// integer in all lanes (zero-extended).
-fn splat_constant<'ctx>(fl: &FnLowering<'ctx, '_>, v: V<'ctx>) -> Option<u64> {
-    if !v.is_const() {
-        return None;
-    }
-    match fl.e.splat_scalar(v)? {
-        BasicValueEnum::IntValue(x) => x.get_zero_extended_constant(),
-        _ => None,
-    }
-}
-
 fn select<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     c: V<'ctx>,
@@ -952,7 +940,10 @@ fn binary<'ctx>(
         BinaryOp::DivU | BinaryOp::RemU | BinaryOp::DivS | BinaryOp::RemS => {
             let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
             let quotient = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
-            if let Some(d) = splat_constant(fl, b) {
+            if let Some(d) =
+                fl.e.constant_splat(b)
+                    .and_then(|d| d.get_zero_extended_constant())
+            {
                 let minus_one = d == u64::MAX >> (64 - w);
                 if d != 0 && !(signed && minus_one) {
                     // A constant divisor that needs no guard: LLVM turns

@@ -83,8 +83,7 @@ impl LaunchJob {
     /// enough at the end (at most 1/16 of an SM's share) that the SMs
     /// still finish together.
     fn chunk(&self) -> u64 {
-        let sms = u64::from(self.config.sm_count.max(1));
-        (self.workgroups / (sms * 16)).clamp(1, MAX_CHUNK)
+        fewest_run(self.workgroups, u64::from(self.config.sm_count.max(1)))
     }
 
     /// The workgroup id of linear index `n` (x fastest).
@@ -96,6 +95,12 @@ impl LaunchJob {
             (n / (gx * gy)) as u32,
         ]
     }
+}
+
+/// The fewest workgroups one claim takes in a grid of `workgroups` run by
+/// `sms` SMs: 1/16 of an SM's share, between 1 and [`MAX_CHUNK`].
+fn fewest_run(workgroups: u64, sms: u64) -> u64 {
+    (workgroups / (sms * 16)).clamp(1, MAX_CHUNK)
 }
 
 /// How many of the `left` unclaimed workgroups one claim of `sms` SMs
@@ -374,13 +379,13 @@ pub(crate) fn merge_faults(outcomes: &[SmOutcome]) -> FaultReport {
 
 #[cfg(test)]
 mod tests {
-    use super::run_length;
+    use super::{fewest_run, run_length};
 
     #[test]
     fn runs_cover_the_grid_in_shrinking_runs() {
         for sms in 1..=4u64 {
             for grid in [1u64, 7, 16, 1000, 1024, 65536, 1 << 22] {
-                let fewest = (grid / (sms * 16)).clamp(1, super::MAX_CHUNK);
+                let fewest = fewest_run(grid, sms);
                 let mut claimed = 0;
                 let mut runs = Vec::new();
                 while claimed < grid {

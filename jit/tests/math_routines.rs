@@ -113,3 +113,87 @@ fn math_matches_the_interpreter_inline_and_as_calls_f64() {
     let bytes = inputs().iter().flat_map(|x| x.to_le_bytes()).collect();
     check("f64", bytes, 8);
 }
+
+/// `exp2` of every `xs` at levels 0 and 2 on every target, against the
+/// interpreter's routine (`f`), bit for bit (`same`); `bytes` and
+/// `from_bytes` write and read an element.
+fn exp2_sweep<T: Copy>(
+    ty: &str,
+    xs: &[T],
+    bytes: impl Fn(T) -> Vec<u8>,
+    from_bytes: impl Fn(&[u8]) -> T,
+    f: impl Fn(T) -> T,
+    same: impl Fn(T, T) -> bool,
+) {
+    let elem = std::mem::size_of::<T>();
+    let shift = elem.trailing_zeros();
+    let text = format!(
+        "buffer @xs[0]: {ty}
+buffer @out[1]: {ty}
+kernel @main workgroup(64) {{
+  %i = global_id.x
+  %at = shl %i, {shift}
+  %x = load.{ty} @xs, %at
+  %y = exp2 %x
+  store.{ty} @out, %at, %y
+}}"
+    );
+    let m = direct::module(&text);
+    let main = m.find_function("main").expect("@main");
+    assert_eq!(xs.len() % 64, 0);
+    let cfg = LaunchConfig::new([(xs.len() / 64) as u32, 1, 1], [64, 1, 1]);
+    let input: Vec<u8> = xs.iter().flat_map(|&x| bytes(x)).collect();
+    for target in direct::TARGETS {
+        for level in [0, 2] {
+            let options = JitOptions {
+                target,
+                opt_level: level,
+                ..JitOptions::default()
+            };
+            let compiled = compile(&m, &options).expect("compiles");
+            let mut memory = vec![input.clone(), vec![0u8; input.len()]];
+            launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
+            for (k, &x) in xs.iter().enumerate() {
+                let got = from_bytes(&memory[1][k * elem..(k + 1) * elem]);
+                assert!(
+                    same(got, f(x)),
+                    "{ty} exp2 of element {k} on {target:?} at level {level}"
+                );
+            }
+        }
+    }
+}
+
+/// The last step of `exp2` scales by `2^n` (with AVX-512 one `vscalef`
+/// instruction, elsewhere two multiplies): every `n` of the clamped range,
+/// with fractions on both sides of each integer, through overflow and the
+/// denormals down to zero.
+#[test]
+fn exp2_scaling_matches_the_interpreter_at_every_exponent_f32() {
+    let xs: Vec<f32> = (0..(283 * 64))
+        .map(|k| -153.0 + k as f32 / 64.0 + 1.0 / 4096.0)
+        .collect();
+    exp2_sweep(
+        "f32",
+        &xs,
+        |x| x.to_le_bytes().to_vec(),
+        |b| f32::from_le_bytes(b.try_into().expect("4 bytes")),
+        warpjit_ir::semantics::math::exp2_f32,
+        |a, b| a.to_bits() == b.to_bits(),
+    );
+}
+
+#[test]
+fn exp2_scaling_matches_the_interpreter_at_every_exponent_f64() {
+    let xs: Vec<f64> = (0..(2112 * 16))
+        .map(|k| -1078.0 + k as f64 / 16.0 + 1.0 / 65536.0)
+        .collect();
+    exp2_sweep(
+        "f64",
+        &xs,
+        |x| x.to_le_bytes().to_vec(),
+        |b| f64::from_le_bytes(b.try_into().expect("8 bytes")),
+        warpjit_ir::semantics::math::exp2_f64,
+        |a, b| a.to_bits() == b.to_bits(),
+    );
+}

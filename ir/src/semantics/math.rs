@@ -9,7 +9,11 @@
 //! same trait with LLVM vector values and call the same generic [`sin`],
 //! [`cos`], [`exp2`], [`log2`]. Because every trait operation is exactly
 //! specified by IEEE 754 (round to nearest even, denormals kept) or is pure bit
-//! manipulation, the two instantiations agree bit for bit.
+//! manipulation, the two instantiations agree bit for bit. One trait
+//! operation is composite, [`FloatOps::scale_by_power_of_two`]: its default
+//! is two multiplies of which only the second rounds, and a backend may run
+//! it as one instruction that rounds `a * 2^n` once, which gives the same
+//! bits.
 //!
 //! There are no data-dependent branches, loops or table lookups: special
 //! cases are folded in with [`FloatOps::select`], so a vector lowering runs the
@@ -32,7 +36,8 @@
 //!   is scaled by 2^(n >> 1) and then by 2^(n - (n >> 1)): both factors are
 //!   normal numbers, the first product is exact, and the second rounds once,
 //!   which gives correct overflow to infinity and gradual underflow through
-//!   the denormals. f = 0 gives exactly 1, so exp2 of an integer is exact.
+//!   the denormals (AVX-512's `vscalefps` rounds the same product once).
+//!   f = 0 gives exactly 1, so exp2 of an integer is exact.
 //! - `log2(x)`: denormal inputs are first scaled by 2^24 (f32) / 2^54 (f64).
 //!   The bits of x minus the bits of sqrt(1/2) give the exponent e (arithmetic
 //!   shift) and a mantissa m in [sqrt(1/2), sqrt(2)); f = m - 1 is exact.
@@ -178,6 +183,20 @@ pub trait FloatOps {
     fn int_shr_arith(&self, a: Self::I, amount: u32) -> Self::I;
     /// `a == b`.
     fn int_eq(&self, a: Self::I, b: Self::I) -> Self::M;
+
+    /// `a * 2^n` rounded once, for `a` in [1/2, 2] and an integer `n` in
+    /// exp2's clamped range, given as an integer (`n`) and as the float of
+    /// the same value (`n_float`). This multiplies by two powers of two:
+    /// the first product stays normal, so it is exact and the second
+    /// multiply is the only rounding. A backend may use one instruction
+    /// that rounds `a * 2^n` once (AVX-512's `vscalefps`): same bits.
+    fn scale_by_power_of_two(&self, a: Self::F, n: Self::I, n_float: Self::F) -> Self::F
+    where
+        Self: Sized,
+    {
+        let _ = n_float;
+        scale_in_two_steps(self, a, n)
+    }
 }
 
 /// Format facts and coefficients for one width.
@@ -412,6 +431,15 @@ fn power_of_two<O: FloatOps>(ops: &O, n: O::I) -> O::F {
     ops.bitcast_to_float(ops.int_shl(biased, p.mantissa_bits))
 }
 
+/// `a * 2^n` as [`FloatOps::scale_by_power_of_two`] describes: times
+/// 2^(n >> 1), exactly, then times 2^(n - (n >> 1)), rounding once.
+pub fn scale_in_two_steps<O: FloatOps>(ops: &O, a: O::F, n: O::I) -> O::F {
+    let n_half = ops.int_shr_arith(n, 1);
+    let n_rest = ops.int_sub(n, n_half);
+    let scaled = ops.mul(a, power_of_two(ops, n_half));
+    ops.mul(scaled, power_of_two(ops, n_rest))
+}
+
 /// `|a|`, by clearing the sign bit.
 fn abs<O: FloatOps>(ops: &O, a: O::F) -> O::F {
     let magnitude_mask = ops.int(i64::MAX >> (64 - bit_width::<O>()));
@@ -429,15 +457,12 @@ pub fn exp2<O: FloatOps>(ops: &O, x: O::F) -> O::F {
     let magic = ops.float(p.round_magic);
     let shifted = ops.add(clamped, magic);
     let n = ops.int_sub(ops.bitcast_to_int(shifted), ops.bitcast_to_int(magic));
-    let fraction = ops.sub(clamped, ops.sub(shifted, magic));
+    let n_float = ops.sub(shifted, magic);
+    let fraction = ops.sub(clamped, n_float);
 
     let q = polynomial(ops, fraction, p.exp2_poly);
     let mantissa = ops.fma(fraction, q, ops.float(1.0));
-
-    let n_half = ops.int_shr_arith(n, 1);
-    let n_rest = ops.int_sub(n, n_half);
-    let scaled = ops.mul(mantissa, power_of_two(ops, n_half));
-    let result = ops.mul(scaled, power_of_two(ops, n_rest));
+    let result = ops.scale_by_power_of_two(mantissa, n, n_float);
 
     // x != x only for NaN.
     ops.select(ops.eq(x, x), result, ops.float(f64::NAN))

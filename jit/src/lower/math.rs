@@ -1,6 +1,8 @@
 //! sin, cos, exp2, log2 and pow: `warpjit_ir::semantics::math`'s generic
 //! routines instantiated with LLVM vector operations, so compiled code runs
-//! the very same sequence of IEEE operations as the interpreter.
+//! the very same sequence of IEEE operations as the interpreter (with
+//! AVX-512, exp2's final scaling is one `vscalef` that rounds the same
+//! product once).
 
 use super::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
 use super::FnLowering;
@@ -173,6 +175,69 @@ impl<'ctx, const W64: bool> FloatOps for VecOps<'ctx, '_, W64> {
             self.mpoison(),
         )
     }
+    /// With AVX-512, `vscalefps`/`vscalefpd`: one instruction that rounds
+    /// `a * 2^n` once, as the default's two multiplies do (the first is
+    /// exact), in place of those and the integer work building the powers.
+    fn scale_by_power_of_two(&self, a: V<'ctx>, n: V<'ctx>, n_float: V<'ctx>) -> V<'ctx> {
+        if !self.e.avx512 {
+            return math::scale_in_two_steps(self, a, n);
+        }
+        match scalef::<W64>(self.e, a, n_float) {
+            Ok(v) => v,
+            Err(err) => {
+                self.error.borrow_mut().get_or_insert(err);
+                self.fpoison()
+            }
+        }
+    }
+}
+
+/// `a * 2^floor(n)` rounded once, by 512-bit `vscalef` on each quarter or
+/// half of the 32 lanes.
+fn scalef<'ctx, const W64: bool>(
+    e: &Emit<'ctx, '_>,
+    a: V<'ctx>,
+    n: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let (name, part) = if W64 {
+        ("llvm.x86.avx512.mask.scalef.pd.512", 8)
+    } else {
+        ("llvm.x86.avx512.mask.scalef.ps.512", 16)
+    };
+    let lanes = |from: u32, count: u32| {
+        let idx: Vec<_> = (from..from + count)
+            .map(|l| e.i32().const_int(u64::from(l), false))
+            .collect();
+        inkwell::types::VectorType::const_vector(&idx)
+    };
+    let slice = |v: V<'ctx>, from: u32| {
+        e.b.build_shuffle_vector(v, v.get_type().get_poison(), lanes(from, part), "")
+    };
+    // All lanes, rounding as the current mode (round to nearest even).
+    let all = e.int_t(part).const_all_ones();
+    let current_direction = e.i32().const_int(4, false);
+    let mut parts = Vec::new();
+    for from in (0..LANES).step_by(part as usize) {
+        let (a_part, n_part) = (slice(a, from)?, slice(n, from)?);
+        let args = [
+            a_part.into(),
+            n_part.into(),
+            a_part.get_type().get_poison().into(),
+            all.into(),
+            current_direction.into(),
+        ];
+        parts.push(e.call_intrinsic(name, &[], &args)?.into_vector_value());
+    }
+    // Pairwise concatenation back to 32 lanes.
+    while parts.len() > 1 {
+        let width = parts[0].get_type().get_size();
+        let mut joined = Vec::new();
+        for pair in parts.chunks(2) {
+            joined.push(e.b.build_shuffle_vector(pair[0], pair[1], lanes(0, 2 * width), "")?);
+        }
+        parts = joined;
+    }
+    Ok(parts[0])
 }
 
 fn run<'ctx, 'a, const W64: bool>(

@@ -114,35 +114,52 @@ fn math_matches_the_interpreter_inline_and_as_calls_f64() {
     check("f64", bytes, 8);
 }
 
+/// A float type whose `exp2` the sweep checks.
+trait Float: Copy {
+    const NAME: &'static str;
+    fn to_bytes(self) -> Vec<u8>;
+    fn from_bytes(bytes: &[u8]) -> Self;
+    /// The interpreter's `exp2`.
+    fn exp2(self) -> Self;
+    fn bits(self) -> u64;
+}
+
+macro_rules! float {
+    ($t:ty, $exp2:ident) => {
+        impl Float for $t {
+            const NAME: &'static str = stringify!($t);
+            fn to_bytes(self) -> Vec<u8> {
+                self.to_le_bytes().to_vec()
+            }
+            fn from_bytes(bytes: &[u8]) -> $t {
+                <$t>::from_le_bytes(bytes.try_into().expect("one element"))
+            }
+            fn exp2(self) -> $t {
+                warpjit_ir::semantics::math::$exp2(self)
+            }
+            fn bits(self) -> u64 {
+                u64::from(self.to_bits())
+            }
+        }
+    };
+}
+
+float!(f32, exp2_f32);
+float!(f64, exp2_f64);
+
 /// `exp2` of every `xs` at levels 0 and 2 on every target, against the
-/// interpreter's routine (`f`), bit for bit (`same`); `bytes` and
-/// `from_bytes` write and read an element.
-fn exp2_sweep<T: Copy>(
-    ty: &str,
-    xs: &[T],
-    bytes: impl Fn(T) -> Vec<u8>,
-    from_bytes: impl Fn(&[u8]) -> T,
-    f: impl Fn(T) -> T,
-    same: impl Fn(T, T) -> bool,
-) {
+/// interpreter's routine, bit for bit.
+fn exp2_sweep<T: Float>(xs: &[T]) {
+    let ty = T::NAME;
     let elem = std::mem::size_of::<T>();
     let shift = elem.trailing_zeros();
-    let text = format!(
-        "buffer @xs[0]: {ty}
-buffer @out[1]: {ty}
-kernel @main workgroup(64) {{
-  %i = global_id.x
-  %at = shl %i, {shift}
-  %x = load.{ty} @xs, %at
-  %y = exp2 %x
-  store.{ty} @out, %at, %y
-}}"
-    );
+    // `kernel`'s first output of element k is exp2 of it.
+    let text = kernel(ty, shift);
     let m = direct::module(&text);
     let main = m.find_function("main").expect("@main");
     assert_eq!(xs.len() % 64, 0);
     let cfg = LaunchConfig::new([(xs.len() / 64) as u32, 1, 1], [64, 1, 1]);
-    let input: Vec<u8> = xs.iter().flat_map(|&x| bytes(x)).collect();
+    let input: Vec<u8> = xs.iter().flat_map(|&x| x.to_bytes()).collect();
     for target in direct::TARGETS {
         for level in [0, 2] {
             let options = JitOptions {
@@ -151,12 +168,12 @@ kernel @main workgroup(64) {{
                 ..JitOptions::default()
             };
             let compiled = compile(&m, &options).expect("compiles");
-            let mut memory = vec![input.clone(), vec![0u8; input.len()]];
+            let mut memory = vec![input.clone(), vec![0u8; 5 * input.len()]];
             launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
-            for (k, &x) in xs.iter().enumerate() {
-                let got = from_bytes(&memory[1][k * elem..(k + 1) * elem]);
-                assert!(
-                    same(got, f(x)),
+            for (k, (&x, got)) in xs.iter().zip(memory[1].chunks(5 * elem)).enumerate() {
+                assert_eq!(
+                    T::from_bytes(&got[..elem]).bits(),
+                    x.exp2().bits(),
                     "{ty} exp2 of element {k} on {target:?} at level {level}"
                 );
             }
@@ -173,14 +190,7 @@ fn exp2_scaling_matches_the_interpreter_at_every_exponent_f32() {
     let xs: Vec<f32> = (0..(283 * 64))
         .map(|k| -153.0 + k as f32 / 64.0 + 1.0 / 4096.0)
         .collect();
-    exp2_sweep(
-        "f32",
-        &xs,
-        |x| x.to_le_bytes().to_vec(),
-        |b| f32::from_le_bytes(b.try_into().expect("4 bytes")),
-        warpjit_ir::semantics::math::exp2_f32,
-        |a, b| a.to_bits() == b.to_bits(),
-    );
+    exp2_sweep(&xs);
 }
 
 #[test]
@@ -188,12 +198,5 @@ fn exp2_scaling_matches_the_interpreter_at_every_exponent_f64() {
     let xs: Vec<f64> = (0..(2112 * 16))
         .map(|k| -1078.0 + k as f64 / 16.0 + 1.0 / 65536.0)
         .collect();
-    exp2_sweep(
-        "f64",
-        &xs,
-        |x| x.to_le_bytes().to_vec(),
-        |b| f64::from_le_bytes(b.try_into().expect("8 bytes")),
-        warpjit_ir::semantics::math::exp2_f64,
-        |a, b| a.to_bits() == b.to_bits(),
-    );
+    exp2_sweep(&xs);
 }

@@ -149,6 +149,36 @@ impl<'ctx> Emit<'ctx, '_> {
         VectorType::const_vector(&lanes)
     }
 
+    /// Lanes `from..from + count` of `v`, as a vector of `count`.
+    pub fn lane_run(
+        &self,
+        v: VectorValue<'ctx>,
+        from: u32,
+        count: u32,
+    ) -> Result<VectorValue<'ctx>, JitError> {
+        let idx: Vec<IntValue<'ctx>> = (from..from + count)
+            .map(|l| self.i32().const_int(u64::from(l), false))
+            .collect();
+        let poison = v.get_type().get_poison();
+        Ok(self
+            .b
+            .build_shuffle_vector(v, poison, VectorType::const_vector(&idx), "")?)
+    }
+
+    /// `a`'s lanes followed by `b`'s (of the same type).
+    pub fn concat(
+        &self,
+        a: VectorValue<'ctx>,
+        b: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, JitError> {
+        let idx: Vec<IntValue<'ctx>> = (0..2 * a.get_type().get_size())
+            .map(|l| self.i32().const_int(u64::from(l), false))
+            .collect();
+        Ok(self
+            .b
+            .build_shuffle_vector(a, b, VectorType::const_vector(&idx), "")?)
+    }
+
     pub fn all_lanes(&self) -> VectorValue<'ctx> {
         self.splat_int(1, 1)
     }

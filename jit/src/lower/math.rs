@@ -204,21 +204,12 @@ fn scalef<'ctx, const W64: bool>(
     } else {
         ("llvm.x86.avx512.mask.scalef.ps.512", 16)
     };
-    let lanes = |from: u32, count: u32| {
-        let idx: Vec<_> = (from..from + count)
-            .map(|l| e.i32().const_int(u64::from(l), false))
-            .collect();
-        inkwell::types::VectorType::const_vector(&idx)
-    };
-    let slice = |v: V<'ctx>, from: u32| {
-        e.b.build_shuffle_vector(v, v.get_type().get_poison(), lanes(from, part), "")
-    };
     // All lanes, rounding as the current mode (round to nearest even).
     let all = e.int_t(part).const_all_ones();
     let current_direction = e.i32().const_int(4, false);
     let mut parts = Vec::new();
     for from in (0..LANES).step_by(part as usize) {
-        let (a_part, n_part) = (slice(a, from)?, slice(n, from)?);
+        let (a_part, n_part) = (e.lane_run(a, from, part)?, e.lane_run(n, from, part)?);
         let args = [
             a_part.into(),
             n_part.into(),
@@ -230,12 +221,10 @@ fn scalef<'ctx, const W64: bool>(
     }
     // Pairwise concatenation back to 32 lanes.
     while parts.len() > 1 {
-        let width = parts[0].get_type().get_size();
-        let mut joined = Vec::new();
-        for pair in parts.chunks(2) {
-            joined.push(e.b.build_shuffle_vector(pair[0], pair[1], lanes(0, 2 * width), "")?);
-        }
-        parts = joined;
+        parts = parts
+            .chunks(2)
+            .map(|pair| e.concat(pair[0], pair[1]))
+            .collect::<Result<_, _>>()?;
     }
     Ok(parts[0])
 }

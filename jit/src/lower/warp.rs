@@ -122,15 +122,7 @@ fn permute<'ctx>(
     if !e.avx512 {
         return permute_through_memory(fl, data, src);
     }
-    let b = &e.b;
-    let half = |v: V<'ctx>, hi: bool| -> Result<V<'ctx>, JitError> {
-        let start = if hi { 16 } else { 0 };
-        let idx: Vec<_> = (start..start + 16)
-            .map(|l| e.i32().const_int(l, false))
-            .collect();
-        let idx = inkwell::types::VectorType::const_vector(&idx);
-        Ok(b.build_shuffle_vector(v, v.get_type().get_poison(), idx, "")?)
-    };
+    let half = |v: V<'ctx>, hi: bool| e.lane_run(v, if hi { 16 } else { 0 }, 16);
     let (lo, hi) = (half(data, false)?, half(data, true)?);
     let pick = |s: V<'ctx>| -> Result<V<'ctx>, JitError> {
         Ok(e.call_intrinsic(
@@ -142,8 +134,7 @@ fn permute<'ctx>(
     };
     let out_lo = pick(half(src, false)?)?;
     let out_hi = pick(half(src, true)?)?;
-    let all = e.lanes_const(32, u64::from);
-    Ok(b.build_shuffle_vector(out_lo, out_hi, all, "")?)
+    e.concat(out_lo, out_hi)
 }
 
 /// [`permute`] without AVX-512: a store and a gather.

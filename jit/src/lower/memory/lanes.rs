@@ -552,17 +552,7 @@ pub(super) fn compress_store<'ctx>(
         Ok(b.build_bit_cast(narrow, e.i1().vec_type(16), "")?
             .into_vector_value())
     };
-    let half = |start: u32| -> Result<V<'ctx>, JitError> {
-        let idx: Vec<_> = (start..start + 16)
-            .map(|l| e.i32().const_int(u64::from(l), false))
-            .collect();
-        Ok(b.build_shuffle_vector(
-            x,
-            x.get_type().get_poison(),
-            VectorType::const_vector(&idx),
-            "",
-        )?)
-    };
+    let half = |start: u32| e.lane_run(x, start, 16);
     let low_bits = b.build_and(bits, e.i32().const_int(0xffff, false), "")?;
     let high_bits = b.build_right_shift(bits, e.i32().const_int(16, false), false, "")?;
     let align = e.i32().const_int(4, false);

@@ -114,46 +114,73 @@ fn math_matches_the_interpreter_inline_and_as_calls_f64() {
     check("f64", bytes, 8);
 }
 
-/// A float type whose `exp2` the sweep checks.
+/// A float type whose `exp2` and `log2` the sweeps check.
 trait Float: Copy {
     const NAME: &'static str;
+    /// Stored mantissa bits.
+    const MANTISSA_BITS: u32;
+    /// The largest biased exponent of a finite number.
+    const MAX_EXPONENT: u64;
+    /// The stored mantissa bits of sqrt(1/2), where log2 splits.
+    const SQRT_HALF_MANTISSA: u64;
     fn to_bytes(self) -> Vec<u8>;
     fn from_bytes(bytes: &[u8]) -> Self;
+    fn from_bits(bits: u64) -> Self;
     /// The interpreter's `exp2`.
-    fn exp2(self) -> Self;
+    fn interpreter_exp2(self) -> Self;
+    /// The interpreter's `log2`.
+    fn interpreter_log2(self) -> Self;
     fn bits(self) -> u64;
+    /// The bits a store writes: a NaN as the canonical NaN.
+    fn stored_bits(self) -> u64;
 }
 
 macro_rules! float {
-    ($t:ty, $exp2:ident) => {
+    ($t:ty, $bits:ty, $mantissa:expr, $sqrt_half:expr, $exp2:ident, $log2:ident) => {
         impl Float for $t {
             const NAME: &'static str = stringify!($t);
+            const MANTISSA_BITS: u32 = $mantissa;
+            const MAX_EXPONENT: u64 = (1 << (<$bits>::BITS - 1 - $mantissa)) - 2;
+            const SQRT_HALF_MANTISSA: u64 = $sqrt_half & ((1 << $mantissa) - 1);
             fn to_bytes(self) -> Vec<u8> {
                 self.to_le_bytes().to_vec()
             }
             fn from_bytes(bytes: &[u8]) -> $t {
                 <$t>::from_le_bytes(bytes.try_into().expect("one element"))
             }
-            fn exp2(self) -> $t {
+            fn from_bits(bits: u64) -> $t {
+                <$t>::from_bits(bits as $bits)
+            }
+            fn interpreter_exp2(self) -> $t {
                 warpjit_ir::semantics::math::$exp2(self)
+            }
+            fn interpreter_log2(self) -> $t {
+                warpjit_ir::semantics::math::$log2(self)
             }
             fn bits(self) -> u64 {
                 u64::from(self.to_bits())
+            }
+            fn stored_bits(self) -> u64 {
+                if self.is_nan() {
+                    u64::from(<$bits>::MAX >> 1)
+                } else {
+                    self.bits()
+                }
             }
         }
     };
 }
 
-float!(f32, exp2_f32);
-float!(f64, exp2_f64);
+float!(f32, u32, 23, 0x3f35_04f3, exp2_f32, log2_f32);
+float!(f64, u64, 52, 0x3fe6_a09e_667f_3bcd, exp2_f64, log2_f64);
 
-/// `exp2` of every `xs` at levels 0 and 2 on every target, against the
-/// interpreter's routine, bit for bit.
-fn exp2_sweep<T: Float>(xs: &[T]) {
+/// Output `output` of `kernel` (0 exp2, 1 log2) for every `xs`, at levels
+/// 0 and 2 on every target, against the interpreter's routine `reference`,
+/// bit for bit.
+fn sweep<T: Float>(xs: &[T], output: usize, reference: fn(T) -> T) {
     let ty = T::NAME;
     let elem = std::mem::size_of::<T>();
     let shift = elem.trailing_zeros();
-    // `kernel`'s first output of element k is exp2 of it.
     let text = kernel(ty, shift);
     let m = direct::module(&text);
     let main = m.find_function("main").expect("@main");
@@ -171,10 +198,12 @@ fn exp2_sweep<T: Float>(xs: &[T]) {
             let mut memory = vec![input.clone(), vec![0u8; 5 * input.len()]];
             launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
             for (k, (&x, got)) in xs.iter().zip(memory[1].chunks(5 * elem)).enumerate() {
+                let got = &got[output * elem..(output + 1) * elem];
                 assert_eq!(
-                    T::from_bytes(&got[..elem]).bits(),
-                    x.exp2().bits(),
-                    "{ty} exp2 of element {k} on {target:?} at level {level}"
+                    T::from_bytes(got).bits(),
+                    reference(x).stored_bits(),
+                    "{ty} output {output} of element {k} ({:#x}) on {target:?} at level {level}",
+                    x.bits()
                 );
             }
         }
@@ -190,7 +219,7 @@ fn exp2_scaling_matches_the_interpreter_at_every_exponent_f32() {
     let xs: Vec<f32> = (0..(283 * 64))
         .map(|k| -153.0 + k as f32 / 64.0 + 1.0 / 4096.0)
         .collect();
-    exp2_sweep(&xs);
+    sweep(&xs, 0, f32::interpreter_exp2);
 }
 
 #[test]
@@ -198,5 +227,51 @@ fn exp2_scaling_matches_the_interpreter_at_every_exponent_f64() {
     let xs: Vec<f64> = (0..(2112 * 16))
         .map(|k| -1078.0 + k as f64 / 16.0 + 1.0 / 65536.0)
         .collect();
-    exp2_sweep(&xs);
+    sweep(&xs, 0, f64::interpreter_exp2);
+}
+
+/// Inputs for `log2`'s reduction to an exponent and a mantissa in
+/// [sqrt(1/2), sqrt(2)): in every binade, denormals included, the
+/// mantissas at both ends and on both sides of sqrt(2)'s; every denormal
+/// power of two and sqrt(1/2)'s bits shifted into the denormals; zeros,
+/// infinities, NaN and negatives.
+fn log2_inputs<T: Float>() -> Vec<T> {
+    let top = (1u64 << T::MANTISSA_BITS) - 1;
+    let split = T::SQRT_HALF_MANTISSA;
+    let mantissas = [0, 1, split - 1, split, split + 1, top / 3, top - 1, top];
+    let mut bits: Vec<u64> = (0..=T::MAX_EXPONENT)
+        .flat_map(|e| mantissas.map(|m| (e << T::MANTISSA_BITS) | m))
+        .collect();
+    let sqrt_half = (1u64 << T::MANTISSA_BITS) | split;
+    for k in 0..T::MANTISSA_BITS {
+        bits.extend([1 << k, (1 << k) + 1, sqrt_half >> k, (sqrt_half >> k) + 1]);
+    }
+    let infinity = (T::MAX_EXPONENT + 1) << T::MANTISSA_BITS;
+    let negative = 1u64 << (std::mem::size_of::<T>() * 8 - 1);
+    bits.extend([
+        negative,
+        infinity,
+        infinity | negative,
+        infinity | 1,
+        infinity | top,
+        negative | 1,
+        negative | (1 << T::MANTISSA_BITS),
+        negative | (T::MAX_EXPONENT << T::MANTISSA_BITS) | top,
+    ]);
+    // Padding: numbers just above 1.
+    let one = (T::MAX_EXPONENT / 2) << T::MANTISSA_BITS;
+    while bits.len() % 64 != 0 {
+        bits.push(one | bits.len() as u64);
+    }
+    bits.into_iter().map(T::from_bits).collect()
+}
+
+#[test]
+fn log2_reduction_matches_the_interpreter_in_every_binade_f32() {
+    sweep(&log2_inputs::<f32>(), 1, f32::interpreter_log2);
+}
+
+#[test]
+fn log2_reduction_matches_the_interpreter_in_every_binade_f64() {
+    sweep(&log2_inputs::<f64>(), 1, f64::interpreter_log2);
 }

@@ -260,7 +260,7 @@ fn log2_inputs<T: Float>() -> Vec<T> {
     ]);
     // Padding: numbers just above 1.
     let one = (T::MAX_EXPONENT / 2) << T::MANTISSA_BITS;
-    while bits.len() % 64 != 0 {
+    while !bits.len().is_multiple_of(64) {
         bits.push(one | bits.len() as u64);
     }
     bits.into_iter().map(T::from_bits).collect()

@@ -10,8 +10,8 @@
 //!   instruction per lane, in a loop over the lane bits.
 //! - A workgroup's shared memory is touched only by its own warps, which run
 //!   on one thread and switch only at barriers, so a plain read-modify-write
-//!   is indivisible there: a loop of plain loads and stores, one lane at a
-//!   time. Vectorizing it (`vpconflictd` for lanes on equal addresses, one
+//!   is indivisible there: plain loads and stores, one lane at a time, in
+//!   straight-line code for a whole warp and a loop otherwise. Vectorizing it (`vpconflictd` for lanes on equal addresses, one
 //!   gather, pointer jumping to combine equal-address lanes, one scatter of
 //!   each address's highest lane) measured slower on the AVX-512 host this
 //!   was written on (`jit/README.md`): its gathers and scatters cost more
@@ -589,7 +589,8 @@ enum LaneSource<'ctx> {
 }
 
 /// One update per accessing lane in ascending lane order (a loop over the
-/// mask's set bits). Offsets (`offsets`, a stack copy of the lanes'),
+/// mask's set bits, or for plain updates of all 32 lanes straight-line
+/// code). Offsets (`offsets`, a stack copy of the lanes'),
 /// values and results go through stack arrays indexed by the lane, so no
 /// 32-lane vector is rebuilt per iteration.
 #[allow(clippy::too_many_arguments)]
@@ -627,38 +628,58 @@ fn lane_loop<'ctx>(
         None => None,
     };
     let results = spill(vt.const_zero(), "atom.old")?;
-    // Rotated (the test at the bottom) so each lane costs one branch.
     let entry_bits = e.mask_to_bits(lanes.mask)?;
-    let entry = e.current_block()?;
     let body = e.cx.append_basic_block(fl.func, "atom.lane");
     let exit = e.cx.append_basic_block(fl.func, "atom.done");
+    let update = |lane: IntValue<'ctx>| -> Result<(), JitError> {
+        let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
+        // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
+        let slot = |array: PointerValue<'ctx>, t| unsafe { b.build_gep(t, array, &[lane64], "") };
+        let off = b
+            .build_load(off_t, slot(offsets, off_t)?, "")?
+            .into_int_value();
+        let ptr = lane_pointer(fl, lanes.base, off)?;
+        let read = |source: &LaneSource<'ctx>| -> Result<IntValue<'ctx>, JitError> {
+            Ok(match source {
+                LaneSource::Constant(c) => *c,
+                LaneSource::Array(array) => b
+                    .build_load(elem_t, slot(*array, elem_t)?, "")?
+                    .into_int_value(),
+            })
+        };
+        let val = read(&values)?;
+        let new = match &news {
+            Some(n) => Some(read(n)?),
+            None => None,
+        };
+        let old = lane_update(fl, op, elem, ptr, val, new, via)?;
+        b.build_store(slot(results, elem_t)?, old)?;
+        Ok(())
+    };
+    if via == Via::Plain {
+        // A whole warp's plain updates as straight-line code: on Intel
+        // cores the loop over the mask's bits runs at half the speed of
+        // 32 updates that read fixed stack slots (`docs/benchmarks.md`,
+        // "Straight-line updates of shared memory").
+        let straight = e.cx.append_basic_block(fl.func, "atom.every.lane");
+        let some = e.cx.append_basic_block(fl.func, "atom.some.lanes");
+        let all =
+            b.build_int_compare(IntPredicate::EQ, entry_bits, e.i32().const_all_ones(), "")?;
+        b.build_conditional_branch(all, straight, some)?;
+        b.position_at_end(straight);
+        for lane in 0..LANES {
+            update(e.i32().const_int(lane.into(), false))?;
+        }
+        b.build_unconditional_branch(exit)?;
+        b.position_at_end(some);
+    }
+    // Rotated (the test at the bottom) so each lane costs one branch.
+    let entry = e.current_block()?;
     b.build_conditional_branch(any_lane(fl, entry_bits)?, body, exit)?;
     b.position_at_end(body);
     let bits_phi = b.build_phi(e.i32(), "atom.lanes")?;
     let bits = bits_phi.as_basic_value().into_int_value();
-    let lane = e.lowest_lane_in(bits)?;
-    let lane64 = b.build_int_z_extend(lane, e.i64(), "")?;
-    // SAFETY (for LLVM): lane < 32 indexes the 32-element stack arrays.
-    let slot = |array: PointerValue<'ctx>, t| unsafe { b.build_gep(t, array, &[lane64], "") };
-    let off = b
-        .build_load(off_t, slot(offsets, off_t)?, "")?
-        .into_int_value();
-    let ptr = lane_pointer(fl, lanes.base, off)?;
-    let read = |source: &LaneSource<'ctx>| -> Result<IntValue<'ctx>, JitError> {
-        Ok(match source {
-            LaneSource::Constant(c) => *c,
-            LaneSource::Array(array) => b
-                .build_load(elem_t, slot(*array, elem_t)?, "")?
-                .into_int_value(),
-        })
-    };
-    let val = read(&values)?;
-    let new = match &news {
-        Some(n) => Some(read(n)?),
-        None => None,
-    };
-    let old = lane_update(fl, op, elem, ptr, val, new, via)?;
-    b.build_store(slot(results, elem_t)?, old)?;
+    update(e.lowest_lane_in(bits)?)?;
     let rest = b.build_and(
         bits,
         b.build_int_sub(bits, e.i32().const_int(1, false), "")?,

@@ -11,11 +11,12 @@
 //! - A workgroup's shared memory is touched only by its own warps, which run
 //!   on one thread and switch only at barriers, so a plain read-modify-write
 //!   is indivisible there: plain loads and stores, one lane at a time, in
-//!   straight-line code for a whole warp and a loop otherwise. Vectorizing it (`vpconflictd` for lanes on equal addresses, one
-//!   gather, pointer jumping to combine equal-address lanes, one scatter of
-//!   each address's highest lane) measured slower on the AVX-512 host this
-//!   was written on (`jit/README.md`): its gathers and scatters cost more
-//!   than 32 scalar read-modify-writes.
+//!   straight-line code for a whole warp and a loop otherwise. Vectorizing
+//!   it (`vpconflictd` for lanes on equal addresses, one gather, pointer
+//!   jumping to combine equal-address lanes, one scatter of each address's
+//!   highest lane) measured slower on the AVX-512 host this was written on
+//!   (`jit/README.md`): its gathers and scatters cost more than 32 scalar
+//!   read-modify-writes.
 //! - A buffer whose updates nothing can observe in flight (`posted.rs`)
 //!   takes one accessing lane's update, or one address's reduction, into
 //!   its slot on the SM instead of memory; its results are never read.

@@ -658,9 +658,10 @@ fn lane_loop<'ctx>(
         Ok(())
     };
     if via == Via::Plain {
-        // A whole warp's plain updates as straight-line code: on Intel
-        // cores the loop over the mask's bits runs at half the speed of
-        // 32 updates that read fixed stack slots (`docs/benchmarks.md`,
+        // A whole warp's plain updates as straight-line code: on the Intel
+        // Xeon this was measured on, the loop over the mask's bits ran at
+        // half the speed of 32 updates that read fixed stack slots (on an
+        // AMD Zen 4 the loop was a little faster; `docs/benchmarks.md`,
         // "Straight-line updates of shared memory").
         let straight = e.cx.append_basic_block(fl.func, "atom.every.lane");
         let some = e.cx.append_basic_block(fl.func, "atom.some.lanes");

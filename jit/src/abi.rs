@@ -101,18 +101,22 @@ pub struct WarpContext {
 
 /// Posted atomic updates of one buffer not yet applied: the op's
 /// combination of them, `value` (zero-extended to 64 bits), for the element
-/// at `target` (null: none).
+/// at `target` (null: none); and for a small buffer, `copy`: this SM's
+/// private copy of it, which takes the updates of lanes on several
+/// addresses (`posted_copy.rs`; null: none).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PostedUpdate {
     pub target: *mut u8,
     pub value: u64,
+    pub copy: *mut u8,
 }
 
 impl PostedUpdate {
     pub const NONE: PostedUpdate = PostedUpdate {
         target: std::ptr::null_mut(),
         value: 0,
+        copy: std::ptr::null_mut(),
     };
 }
 
@@ -149,9 +153,10 @@ pub mod offsets {
     pub const POSTED: u64 = offset_of!(WarpContext, posted) as u64;
     pub const PHASE: u64 = offset_of!(WarpContext, phase) as u64;
     pub const PHASE_STATE: u64 = offset_of!(WarpContext, phase_state) as u64;
-    /// Size of a [`PostedUpdate`] and the offset of its value.
+    /// Size of a [`PostedUpdate`] and the offsets of its value and copy.
     pub const POSTED_SIZE: u64 = std::mem::size_of::<PostedUpdate>() as u64;
     pub const POSTED_VALUE: u64 = offset_of!(PostedUpdate, value) as u64;
+    pub const POSTED_COPY: u64 = offset_of!(PostedUpdate, copy) as u64;
     /// Size of a [`MemSpan`] and the offset of its length.
     pub const SPAN_SIZE: u64 = std::mem::size_of::<MemSpan>() as u64;
     pub const SPAN_LEN: u64 = offset_of!(MemSpan, len) as u64;

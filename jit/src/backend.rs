@@ -3,6 +3,7 @@
 //! runtime's atomic global memory.
 
 use crate::abi::{KernelFn, MemSpan, PostedUpdate, WarpContext};
+use crate::posted_copy;
 use crate::run::workgroup_faults;
 use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{compile, CompiledModule, JitOptions};
@@ -165,6 +166,8 @@ struct SmScratch {
     contexts: Vec<WarpContext>,
     /// The slots of the buffers' posted updates.
     posted: Vec<PostedUpdate>,
+    /// The private copies of small posted buffers (`posted_copy.rs`).
+    copies: Vec<Vec<u64>>,
     /// What `contexts` were last filled from.
     frame: Option<sched::FrameKey>,
 }
@@ -311,6 +314,12 @@ fn run_consecutive(
         scratch.posted.clear();
         let table = if posting {
             scratch.posted.resize(code.posted.len(), PostedUpdate::NONE);
+            posted_copy::prepare(
+                &code.posted,
+                &scratch.buffers,
+                &mut scratch.posted,
+                &mut scratch.copies,
+            );
             scratch.posted.as_mut_ptr()
         } else {
             std::ptr::null_mut()
@@ -409,6 +418,13 @@ fn run_consecutive(
             Ok(())
         };
         let outcome = run_all();
+        posted_copy::merge(
+            &code.posted,
+            &scratch.buffers,
+            &mut scratch.posted,
+            &scratch.copies,
+            memory,
+        );
         apply_posted(&code.posted, &scratch.buffers, &mut scratch.posted, memory);
         outcome
     })

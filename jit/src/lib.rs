@@ -22,6 +22,7 @@ mod emit;
 mod engine;
 mod lower;
 mod mask;
+mod posted_copy;
 mod run;
 mod sched;
 

@@ -21,6 +21,11 @@ use warpjit_runtime::{Buffer, LaunchError, Runtime};
 ///   included), lanes 0-15 at 0 and lanes 16-31 at 4;
 /// - `@lows`: unsigned min of the input;
 /// - `@bits`: u64 sum of each lane's value shifted left by its lane.
+/// - `@spread`: every lane adds its lane + 1 at word `lane % 8` (a whole
+///   warp on several addresses, in the SM's copy of the buffer);
+/// - `@mins`: signed min of the input at word `lane % 4`;
+/// - `@wide`: every lane adds 1 at word `global_id % 8192`, a buffer too
+///   big for a copy (32 KiB), so each lane is an atomic instruction.
 const REDUCTIONS: &str = "
 param %n: i32
 buffer @input[0]: u32
@@ -29,6 +34,9 @@ buffer @counts[2]: u32
 buffer @peaks[3]: s32
 buffer @bits[4]: u64
 buffer @lows[5]: u32
+buffer @spread[6]: u32
+buffer @mins[7]: s32
+buffer @wide[8]: u32
 
 kernel @main workgroup(64) {
   var $x: i32
@@ -78,6 +86,17 @@ kernel @main workgroup(64) {
   %moved = shl %wide, %shift
   %u6 = atom.add.u64 @bits, 0, %moved
   %u7 = atom.min.u32 @lows, 0, $x
+
+  %eighth = and %lane, 7
+  %spread_addr = shl %eighth, 2
+  %lane1 = add %lane, 1
+  %u8 = atom.add.u32 @spread, %spread_addr, %lane1
+  %quarter = and %lane, 3
+  %mins_addr = shl %quarter, 2
+  %u9 = atom.min.s32 @mins, %mins_addr, $x
+  %wrapped = and %i, 8191
+  %wide_addr = shl %wrapped, 2
+  %u10 = atom.add.u32 @wide, %wide_addr, 1
 }";
 
 fn inputs(n: u32) -> Vec<u32> {
@@ -95,6 +114,9 @@ fn reduction_buffers(n: u32) -> Vec<Buffer> {
         Buffer::from_slice(&[i32::MIN, i32::MIN]).expect("small"),
         Buffer::zeros(warpjit_ir::NumFormat::U64, 1).expect("small"),
         u32s(&[u32::MAX]),
+        zeros_u32(8),
+        Buffer::from_slice(&[i32::MAX; 4]).expect("small"),
+        zeros_u32(8192),
     ]
 }
 
@@ -132,6 +154,21 @@ fn reductions_on(runtime: &Runtime, groups: u32, n: u32) -> Vec<Vec<u64>> {
             .into_iter()
             .map(u64::from)
             .collect(),
+        buffers[6]
+            .to_vec::<u32>()
+            .into_iter()
+            .map(u64::from)
+            .collect(),
+        buffers[7]
+            .to_vec::<i32>()
+            .into_iter()
+            .map(|v| v as u32 as u64)
+            .collect(),
+        buffers[8]
+            .to_vec::<u32>()
+            .into_iter()
+            .map(u64::from)
+            .collect(),
     ]
 }
 
@@ -149,6 +186,16 @@ fn posted_updates_leave_the_interpreters_memory_on_any_number_of_sms() {
         total
     );
     assert_eq!(expected[1][0], u64::from(groups) * 64);
+    // Lanes 0-7 of each warp add 1-8, lanes 8-15 add 9-16, and so on.
+    let per_warp: Vec<u64> = (0..8)
+        .map(|w| (0..4).map(|k| w + 1 + 8 * k).sum())
+        .collect();
+    let warps = u64::from(groups) * 2;
+    let spread: Vec<u64> = per_warp.iter().map(|p| p * warps).collect();
+    assert_eq!(expected[5], spread);
+    // 200 * 64 invocations over 8192 words: the first 4608 get two.
+    let wide = &expected[7];
+    assert_eq!((wide[0], wide[4607], wide[4608], wide[8191]), (2, 2, 1, 1));
     for sm_count in [1, 2, 3] {
         let got = reductions_on(&runtime_on(jit(), sm_count, 64), groups, n);
         assert_eq!(got, expected, "{sm_count} SMs");
@@ -186,6 +233,36 @@ fn updates_posted_before_a_fuel_stop_are_in_memory() {
     );
     // One SM: the first warp posted its add, then ran out of fuel.
     assert_eq!(buffers[0].to_vec::<u32>(), vec![1]);
+}
+
+/// Every lane adds 1 at its own word (through the SM's copy of the
+/// buffer), then the warp spins until its fuel stops the launch.
+const SPREAD_THEN_SPIN: &str = "
+buffer @counts[0]: u32
+kernel @main workgroup(32) {
+  %lane = lane_id
+  %addr = shl %lane, 2
+  %old = atom.add.u32 @counts, %addr, 1
+  loop {
+  }
+}";
+
+#[test]
+fn updates_in_a_copy_before_a_fuel_stop_are_in_memory() {
+    let mut config = config(1, 64);
+    config.fuel = Some(1000);
+    let runtime = Runtime::with_backend(config, jit()).expect("valid configuration");
+    let kernel = kernel(&runtime, SPREAD_THEN_SPIN);
+    let mut buffers = vec![zeros_u32(32)];
+    let outcome = runtime.launch(&kernel, [4, 1, 1], [32, 1, 1], &[], &mut buffers);
+    assert!(
+        matches!(
+            outcome,
+            Err(LaunchError::Exec(ExecError::FuelExhausted { .. }))
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(buffers[0].to_vec::<u32>(), vec![1; 32]);
 }
 
 /// How often the -O0 IR of `source` mentions the posting code's blocks.

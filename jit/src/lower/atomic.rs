@@ -19,7 +19,9 @@
 //!   read-modify-writes.
 //! - A buffer whose updates nothing can observe in flight (`posted.rs`)
 //!   takes one accessing lane's update, or one address's reduction, into
-//!   its slot on the SM instead of memory; its results are never read.
+//!   its slot on the SM instead of memory, and the updates of lanes on
+//!   several addresses into the SM's private copy of the buffer when it is
+//!   small (`posted_copy.rs`); its results are never read.
 
 use super::memory::{
     access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, narrow_inside, span,
@@ -116,6 +118,9 @@ enum Via {
     /// The SM's posted update of this buffer (`posted.rs`); the result is
     /// never read, so it is 0.
     Posted(u32),
+    /// A plain load and store in the SM's private copy of a posted buffer
+    /// (`posted_copy.rs`), which only this thread touches.
+    Copy,
 }
 
 /// Ops that shared memory does as a plain load and store.
@@ -230,7 +235,23 @@ fn by_shape<'ctx>(
     }
 
     b.position_at_end(loop_bb);
-    // Lanes on several addresses would take turns in the posted slot.
+    if let Via::Posted(buffer) = via {
+        // Lanes on several addresses would take turns in the posted slot:
+        // the SM's copy of the buffer takes them when it has one.
+        let copy_bb = e.cx.append_basic_block(fl.func, "atom.posted.copy");
+        let direct_bb = e.cx.append_basic_block(fl.func, "atom.posted.direct");
+        let copy = posted_copy(fl, buffer, copy_bb, direct_bb)?;
+        b.position_at_end(copy_bb);
+        let private = Lanes {
+            base: copy,
+            offsets: lanes.offsets,
+            mask: lanes.mask,
+        };
+        lane_loop(fl, &private, offsets, op, elem, v, v2, Via::Copy)?;
+        incoming.push((vt.const_zero(), e.current_block()?));
+        b.build_unconditional_branch(join)?;
+        b.position_at_end(direct_bb);
+    }
     let each_via = if via == Via::Plain {
         Via::Plain
     } else {
@@ -398,7 +419,7 @@ fn lane_update<'ctx>(
     let order = AtomicOrdering::SequentiallyConsistent;
     match via {
         Via::Atomic => {}
-        Via::Plain => {
+        Via::Plain | Via::Copy => {
             let align = elem.bytes();
             let old = e
                 .load_aligned(val.get_type().into(), ptr, align)?
@@ -440,6 +461,32 @@ fn lane_update<'ctx>(
         }
         _ => b.build_atomicrmw(rmw_op(op, elem), ptr, val, order)?,
     })
+}
+
+/// Branches to `copy_bb` when the SM has a private copy of `buffer`
+/// (`posted_copy.rs`), which it returns, and to `direct_bb` otherwise.
+fn posted_copy<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    buffer: u32,
+    copy_bb: inkwell::basic_block::BasicBlock<'ctx>,
+    direct_bb: inkwell::basic_block::BasicBlock<'ctx>,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let ptr_t = e.cx.ptr_type(inkwell::AddressSpace::default());
+    let table = e
+        .load_field(fl.ctxp, abi::offsets::POSTED, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let slot_bb = e.cx.append_basic_block(fl.func, "atom.posted.slot");
+    b.build_conditional_branch(b.build_is_null(table, "")?, direct_bb, slot_bb)?;
+    b.position_at_end(slot_bb);
+    let offset = u64::from(buffer) * abi::offsets::POSTED_SIZE + abi::offsets::POSTED_COPY;
+    let offset = e.i64().const_int(offset, false);
+    // SAFETY (for LLVM): the table has a slot per buffer binding.
+    let field = unsafe { b.build_gep(e.cx.i8_type(), table, &[offset], "")? };
+    let copy = e.load_aligned(ptr_t.into(), field, 8)?.into_pointer_value();
+    b.build_conditional_branch(b.build_is_null(copy, "")?, direct_bb, copy_bb)?;
+    Ok(copy)
 }
 
 /// Posts the update `val` at `ptr` to the SM's slot of `buffer`: combined

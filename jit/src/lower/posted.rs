@@ -7,7 +7,9 @@
 //! in which a buffer's updates land, the JIT instead combines them in a
 //! slot per buffer on each SM thread ([`crate::abi::PostedUpdate`]): an
 //! update at the slot's address is combined into it, one at another
-//! address first applies the slot's value with a real atomic. The runtime
+//! address first applies the slot's value with a real atomic. Lanes on
+//! several addresses update the SM's private copy of a small buffer
+//! (`posted_copy.rs`) instead. The runtime
 //! applies what is left when its run of workgroups ends, whichever way it
 //! ends, so every update is in memory before the launch returns.
 //!

@@ -132,43 +132,23 @@ fn reductions_on(runtime: &Runtime, groups: u32, n: u32) -> Vec<Vec<u64>> {
         &[u64::from(n)],
         &mut buffers,
     );
+    // Every updated buffer's elements as u64, signed ones by their bits.
+    let words = |b: &Buffer| -> Vec<u64> { b.to_vec::<u32>().into_iter().map(u64::from).collect() };
+    let signed = |b: &Buffer| -> Vec<u64> {
+        b.to_vec::<i32>()
+            .into_iter()
+            .map(|v| u64::from(v as u32))
+            .collect()
+    };
     vec![
-        buffers[1]
-            .to_vec::<u32>()
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        buffers[2]
-            .to_vec::<u32>()
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        buffers[3]
-            .to_vec::<i32>()
-            .into_iter()
-            .map(|v| v as u32 as u64)
-            .collect(),
+        words(&buffers[1]),
+        words(&buffers[2]),
+        signed(&buffers[3]),
         buffers[4].to_vec::<u64>(),
-        buffers[5]
-            .to_vec::<u32>()
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        buffers[6]
-            .to_vec::<u32>()
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        buffers[7]
-            .to_vec::<i32>()
-            .into_iter()
-            .map(|v| v as u32 as u64)
-            .collect(),
-        buffers[8]
-            .to_vec::<u32>()
-            .into_iter()
-            .map(u64::from)
-            .collect(),
+        words(&buffers[5]),
+        words(&buffers[6]),
+        signed(&buffers[7]),
+        words(&buffers[8]),
     ]
 }
 
@@ -216,13 +196,15 @@ kernel @main workgroup(32) {
   }
 }";
 
-#[test]
-fn updates_posted_before_a_fuel_stop_are_in_memory() {
+/// Launches four one-warp workgroups of `source` on one SM with little
+/// fuel, insists that the fuel stops the launch, and returns the buffer of
+/// `words` u32 words it updated.
+fn after_a_fuel_stop(source: &str, words: u64) -> Vec<u32> {
     let mut config = config(1, 64);
     config.fuel = Some(1000);
     let runtime = Runtime::with_backend(config, jit()).expect("valid configuration");
-    let kernel = kernel(&runtime, ADD_THEN_SPIN);
-    let mut buffers = vec![zeros_u32(1)];
+    let kernel = kernel(&runtime, source);
+    let mut buffers = vec![zeros_u32(words)];
     let outcome = runtime.launch(&kernel, [4, 1, 1], [32, 1, 1], &[], &mut buffers);
     assert!(
         matches!(
@@ -231,8 +213,13 @@ fn updates_posted_before_a_fuel_stop_are_in_memory() {
         ),
         "{outcome:?}"
     );
+    buffers[0].to_vec::<u32>()
+}
+
+#[test]
+fn updates_posted_before_a_fuel_stop_are_in_memory() {
     // One SM: the first warp posted its add, then ran out of fuel.
-    assert_eq!(buffers[0].to_vec::<u32>(), vec![1]);
+    assert_eq!(after_a_fuel_stop(ADD_THEN_SPIN, 1), vec![1]);
 }
 
 /// Every lane adds 1 at its own word (through the SM's copy of the
@@ -249,20 +236,7 @@ kernel @main workgroup(32) {
 
 #[test]
 fn updates_in_a_copy_before_a_fuel_stop_are_in_memory() {
-    let mut config = config(1, 64);
-    config.fuel = Some(1000);
-    let runtime = Runtime::with_backend(config, jit()).expect("valid configuration");
-    let kernel = kernel(&runtime, SPREAD_THEN_SPIN);
-    let mut buffers = vec![zeros_u32(32)];
-    let outcome = runtime.launch(&kernel, [4, 1, 1], [32, 1, 1], &[], &mut buffers);
-    assert!(
-        matches!(
-            outcome,
-            Err(LaunchError::Exec(ExecError::FuelExhausted { .. }))
-        ),
-        "{outcome:?}"
-    );
-    assert_eq!(buffers[0].to_vec::<u32>(), vec![1; 32]);
+    assert_eq!(after_a_fuel_stop(SPREAD_THEN_SPIN, 32), vec![1; 32]);
 }
 
 /// How often the -O0 IR of `source` mentions the posting code's blocks.

@@ -473,20 +473,40 @@ fn posted_copy<'ctx>(
 ) -> Result<PointerValue<'ctx>, JitError> {
     let e = fl.e;
     let b = &e.b;
-    let ptr_t = e.cx.ptr_type(inkwell::AddressSpace::default());
-    let table = e
-        .load_field(fl.ctxp, abi::offsets::POSTED, ptr_t.into(), 8)?
-        .into_pointer_value();
+    let table = posted_table(fl)?;
     let slot_bb = e.cx.append_basic_block(fl.func, "atom.posted.slot");
     b.build_conditional_branch(b.build_is_null(table, "")?, direct_bb, slot_bb)?;
     b.position_at_end(slot_bb);
-    let offset = u64::from(buffer) * abi::offsets::POSTED_SIZE + abi::offsets::POSTED_COPY;
-    let offset = e.i64().const_int(offset, false);
-    // SAFETY (for LLVM): the table has a slot per buffer binding.
-    let field = unsafe { b.build_gep(e.cx.i8_type(), table, &[offset], "")? };
-    let copy = e.load_aligned(ptr_t.into(), field, 8)?.into_pointer_value();
+    let field = posted_field(fl, table, buffer, abi::offsets::POSTED_COPY)?;
+    let copy = e
+        .load_aligned(e.cx.ptr_type(Default::default()).into(), field, 8)?
+        .into_pointer_value();
     b.build_conditional_branch(b.build_is_null(copy, "")?, direct_bb, copy_bb)?;
     Ok(copy)
+}
+
+/// The SM's table of posted slots, one per buffer binding (null when the
+/// runtime posts nothing in this launch).
+fn posted_table<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<PointerValue<'ctx>, JitError> {
+    let ptr_t = fl.e.cx.ptr_type(Default::default());
+    Ok(fl
+        .e
+        .load_field(fl.ctxp, abi::offsets::POSTED, ptr_t.into(), 8)?
+        .into_pointer_value())
+}
+
+/// The field at byte `offset` of `buffer`'s slot in the posted `table`.
+fn posted_field<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    table: PointerValue<'ctx>,
+    buffer: u32,
+    offset: u64,
+) -> Result<PointerValue<'ctx>, JitError> {
+    let e = fl.e;
+    let offset = u64::from(buffer) * abi::offsets::POSTED_SIZE + offset;
+    let offset = e.i64().const_int(offset, false);
+    // SAFETY (for LLVM): the table has a slot per buffer binding.
+    Ok(unsafe { e.b.build_gep(e.cx.i8_type(), table, &[offset], "")? })
 }
 
 /// Posts the update `val` at `ptr` to the SM's slot of `buffer`: combined
@@ -505,9 +525,7 @@ fn post<'ctx>(
     let e = fl.e;
     let b = &e.b;
     let ptr_t = e.cx.ptr_type(inkwell::AddressSpace::default());
-    let table = e
-        .load_field(fl.ctxp, abi::offsets::POSTED, ptr_t.into(), 8)?
-        .into_pointer_value();
+    let table = posted_table(fl)?;
     let direct_bb = e.cx.append_basic_block(fl.func, "post.direct");
     let slot_bb = e.cx.append_basic_block(fl.func, "post.slot");
     let combine_bb = e.cx.append_basic_block(fl.func, "post.combine");
@@ -521,16 +539,8 @@ fn post<'ctx>(
     b.build_unconditional_branch(done)?;
 
     b.position_at_end(slot_bb);
-    let at = |offset: u64| -> Result<PointerValue<'ctx>, JitError> {
-        let offset = e.i64().const_int(
-            u64::from(buffer) * abi::offsets::POSTED_SIZE + offset,
-            false,
-        );
-        // SAFETY (for LLVM): the table has a slot per buffer binding.
-        Ok(unsafe { b.build_gep(e.cx.i8_type(), table, &[offset], "")? })
-    };
-    let target_ptr = at(0)?;
-    let value_ptr = at(abi::offsets::POSTED_VALUE)?;
+    let target_ptr = posted_field(fl, table, buffer, 0)?;
+    let value_ptr = posted_field(fl, table, buffer, abi::offsets::POSTED_VALUE)?;
     let target = e
         .load_aligned(ptr_t.into(), target_ptr, 8)?
         .into_pointer_value();

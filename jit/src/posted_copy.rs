@@ -19,8 +19,10 @@ use warpjit_runtime::SmMemory;
 /// a pass over it per run of workgroups.
 pub const COPY_LIMIT: u64 = 16 << 10;
 
-/// The identity of `op` on `format`'s bits (zero-extended).
-fn identity(op: AtomOp, format: NumFormat) -> u64 {
+/// The identity of an associative `op` (`add and or xor min max`; others
+/// get 0) on `format`'s bits, zero-extended: what the copies start as and
+/// what a warp's reduction gives its inactive lanes.
+pub fn identity(op: AtomOp, format: NumFormat) -> u64 {
     let bits = format.bits();
     let ones = if bits == 64 {
         u64::MAX

@@ -273,17 +273,7 @@ fn by_shape<'ctx>(
 
 /// The identity of an associative op on `w`-bit lanes, in every lane.
 fn identity<'ctx>(fl: &FnLowering<'ctx, '_>, op: AtomOp, elem: NumFormat) -> V<'ctx> {
-    let w = elem.bits();
-    let ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let signed_min = 1u64 << (w - 1);
-    let value = match op {
-        AtomOp::And => ones,
-        AtomOp::Min if elem.is_signed() => signed_min - 1,
-        AtomOp::Min => ones,
-        AtomOp::Max if elem.is_signed() => signed_min,
-        _ => 0,
-    };
-    fl.e.splat_int(w, value)
+    fl.e.splat_int(elem.bits(), crate::posted_copy::identity(op, elem))
 }
 
 /// `a OP b` (lane by lane for vectors) for the associative ops and `exch`

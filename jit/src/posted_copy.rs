@@ -24,19 +24,19 @@ pub const COPY_LIMIT: u64 = 16 << 10;
 /// what a warp's reduction gives its inactive lanes.
 pub fn identity(op: AtomOp, format: NumFormat) -> u64 {
     let bits = format.bits();
-    let ones = if bits == 64 {
-        u64::MAX
-    } else {
-        (1 << bits) - 1
-    };
     let signed_min = 1u64 << (bits - 1);
     match op {
-        AtomOp::And => ones,
+        AtomOp::And => ones(bits),
         AtomOp::Min if format.is_signed() => signed_min - 1,
-        AtomOp::Min => ones,
+        AtomOp::Min => ones(bits),
         AtomOp::Max if format.is_signed() => signed_min,
         _ => 0,
     }
+}
+
+/// The low `bits` bits set (1 to 64).
+fn ones(bits: u32) -> u64 {
+    u64::MAX >> (64 - bits)
 }
 
 /// `identity` in every element of a 64-bit word.
@@ -90,11 +90,7 @@ pub fn merge(
         };
         let (op, format) = (*op, *format);
         let bytes = u64::from(format.bytes());
-        let mask = if bytes == 8 {
-            u64::MAX
-        } else {
-            (1 << (bytes * 8)) - 1
-        };
+        let mask = ones(format.bits());
         let ident = identity(op, format);
         let whole = identity_word(op, format);
         for (w, &word) in copy.iter().enumerate() {

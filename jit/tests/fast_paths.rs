@@ -582,7 +582,8 @@ kernel @main workgroup(64) {
 }";
 
 /// A consecutive load in a loop prefetches where the next iteration's run
-/// starts (hardware prefetchers do not follow a grid's stride); loads and
+/// starts (hardware prefetchers do not follow a grid's stride) and where
+/// the next workgroup's run of this iteration starts; loads and
 /// stores of buffers outside loops prefetch each line of their block a page
 /// ahead, for reading or for writing. Prefetches change no result: the sums
 /// match the interpreter for lengths that end inside, at and past a warp's
@@ -594,11 +595,24 @@ fn buffer_accesses_prefetch_where_the_next_warps_go() {
     let m = direct::module(GRID_STRIDE_SUM);
     for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
         let ir = optimised_ir(&m, target);
-        // The loop's byte load (its next run), and the two lines of the
-        // sums' store after the loop.
-        assert_eq!(ir.matches(read).count(), 1, "{ir}");
+        // The loop's byte load (its next run and the next workgroup's
+        // block), and the two lines of the sums' store after the loop.
+        assert_eq!(ir.matches(read).count(), 2, "{ir}");
         assert_eq!(ir.matches(write).count(), 2, "{ir}");
     }
+    // Compiled for the declared size, the next workgroup's byte run is a
+    // constant 64 bytes on.
+    let sized = warpjit_jit::JitOptions {
+        workgroup: Some([64, 1, 1]),
+        ..warpjit_jit::JitOptions::default()
+    };
+    let ir = direct::optimised_ir(&m, &sized);
+    let next_group = ir
+        .lines()
+        .zip(ir.lines().skip(1))
+        .filter(|(gep, call)| gep.ends_with(", i64 64") && call.contains(read))
+        .count();
+    assert_eq!(next_group, 1, "{ir}");
     let loop_free = direct::module(
         "buffer @data[0]: u32
 buffer @wide[1]: f64

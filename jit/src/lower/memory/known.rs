@@ -623,7 +623,7 @@ fn prefetch_for<'ctx>(
     write: bool,
 ) -> Result<(), JitError> {
     match (mem, fl.in_loop(), write) {
-        (MemRef::Buffer(_), true, false) => prefetch_next_run(fl, start),
+        (MemRef::Buffer(_), true, false) => prefetch_next_run(fl, format, start),
         (MemRef::Buffer(_), false, _) => prefetch_ahead(fl, format, start, write),
         _ => Ok(()),
     }
@@ -635,8 +635,18 @@ fn prefetch_for<'ctx>(
 /// the hardware prefetchers do not follow, so every iteration waited for
 /// memory. (The first iteration prefetches its own start; a prefetch never
 /// faults.)
+///
+/// It also prefetches the block one workgroup further on
+/// ([`next_workgroup_block`]): the runtime hands each SM thread consecutive
+/// workgroups, so where addresses follow the global id the next workgroup
+/// reads there in the same iteration. One iteration ahead is too short for
+/// a loop that waits on memory in every iteration; the hardware
+/// prefetchers, which follow a page's lines in order, would bring that
+/// block in if they tracked as many pages as such a loop walks at once
+/// (W6: 64).
 fn prefetch_next_run<'ctx>(
     fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
     start: inkwell::values::PointerValue<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
@@ -651,7 +661,25 @@ fn prefetch_next_run<'ctx>(
     let moved = b
         .build_select(first, i64t.const_zero(), moved, "")?
         .into_int_value();
-    prefetch(fl, start, moved, false)
+    prefetch(fl, start, moved, false)?;
+    prefetch(fl, start, next_workgroup_block(fl, format)?, false)
+}
+
+/// How far the same access of the next workgroup along x lies when
+/// addresses follow the global id: the workgroup's x size in elements.
+fn next_workgroup_block<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    format: MemFormat,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    let bytes = u64::from(format.bytes());
+    if let Some(size) = e.workgroup {
+        return Ok(e.i64().const_int(u64::from(size[0]) * bytes, false));
+    }
+    let size_x = e.load_invariant(fl.group, offsets::WORKGROUP_SIZE, e.i32().into(), 4)?;
+    let size_x =
+        e.b.build_int_z_extend(size_x.into_int_value(), e.i64(), "")?;
+    Ok(e.b.build_int_mul(size_x, e.i64().const_int(bytes, false), "")?)
 }
 
 /// How far ahead of a warp's block in a buffer, outside loops, a load or

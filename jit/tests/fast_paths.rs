@@ -87,6 +87,64 @@ fn loads_of_one_address_broadcast_the_element() {
     same_as_interpreter(UNIFORM_LOADS, &cfg, &params, &buffers);
 }
 
+/// Loads of one address in some lanes only (lanes `l % 3 != 0`, then a
+/// nested subset), read across lanes: shuffles, quad swizzles, derivatives,
+/// a ballot and a vote that reach inactive lanes must see what the
+/// interpreter sees (0, or an inactive member), whatever the inactive
+/// lanes of the loaded vector hold.
+const UNIFORM_LOADS_ACROSS_LANES: &str = "
+buffer @data[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %lane = lane_id
+  %third = rem.u %lane, 3
+  %some = cmp.ne %third, 0
+  %o = shl %i, 5
+  if %some {
+    %v = load.u32 @data, 8
+    %f = load.f32 @data, 12
+    %from = add %lane, 1
+    %r, %ok = shuffle.idx %v, %from, width 32
+    %q = quad.x %f, %f
+    %d = ddx.fine %f
+    %big = cmp.gt.u %v, 7
+    %bits = ballot %big
+    %all = vote.all %big
+    %rf = bitcast.i32 %q
+    %df = bitcast.i32 %d
+    %okw = select %ok, 1:i32, 0:i32
+    %allw = select %all, 1:i32, 0:i32
+    store.u32 @out, %o, %r
+    %o1 = add %o, 4
+    store.u32 @out, %o1, %okw
+    %o2 = add %o, 8
+    store.u32 @out, %o2, %rf
+    %o3 = add %o, 12
+    store.u32 @out, %o3, %df
+    %o4 = add %o, 16
+    store.u32 @out, %o4, %bits
+    %o5 = add %o, 20
+    store.u32 @out, %o5, %allw
+    %low = cmp.lt.u %lane, 20
+    if %low {
+      %w = load.u32 @data, 16
+      %down, %okd = shuffle.down %w, 3, width 32
+      %o6 = add %o, 24
+      store.u32 @out, %o6, %down
+    }
+  }
+}
+";
+
+#[test]
+fn loads_of_one_address_read_across_lanes() {
+    let mut cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    cfg.sm_count = 2;
+    let buffers = vec![pattern(64, 7), vec![0u8; 2 * 64 * 32]];
+    same_as_interpreter(UNIFORM_LOADS_ACROSS_LANES, &cfg, &[vec![]], &buffers);
+}
+
 /// Every shuffle mode on i32, f32 and bool data with lane-varying indices,
 /// in the width form (width a parameter) and the mask form, with a third of
 /// the lanes inactive.

@@ -375,7 +375,7 @@ fn same_address_load<'ctx>(
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(inside_bb);
-    let loaded = broadcast_components(e, span.base, aligned, format, vt, m)?;
+    let loaded = broadcast_components(e, span.base, aligned, format, vt)?;
     b.build_unconditional_branch(join)?;
 
     b.position_at_end(join);

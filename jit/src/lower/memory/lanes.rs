@@ -386,7 +386,7 @@ fn emit_shaped<'ctx>(
         joined.push((zeros, outside_bb));
 
         b.position_at_end(inside_bb);
-        let scalars = broadcast_components(e, v.base, aligned, format, vt, mask)?;
+        let scalars = broadcast_components(e, v.base, aligned, format, vt)?;
         b.build_unconditional_branch(join)?;
         joined.push((scalars, inside_bb));
         b.position_at_end(other_bb);

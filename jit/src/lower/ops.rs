@@ -260,6 +260,23 @@ fn group_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, Ji
     e.splat(v)
 }
 
+/// The workgroup's size along `d` as an `i32`: a constant in code compiled
+/// for one size (`JitOptions::workgroup`), else read from the workgroup.
+pub(super) fn workgroup_size<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    d: Dim,
+) -> Result<IntValue<'ctx>, JitError> {
+    let e = fl.e;
+    Ok(match e.workgroup {
+        Some(size) => e.i32().const_int(u64::from(size[d.index()]), false),
+        None => {
+            let offset = offsets::WORKGROUP_SIZE + 4 * d.index() as u64;
+            e.load_invariant(fl.group, offset, e.i32().into(), 4)?
+                .into_int_value()
+        }
+    })
+}
+
 fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let local_index = || -> Result<V<'ctx>, JitError> {
@@ -267,10 +284,7 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
         let base = e.b.build_int_mul(w, e.splat_int(32, 32), "")?;
         Ok(e.b.build_int_add(base, lane_ids(fl), "")?)
     };
-    let size = |d: Dim| match e.workgroup {
-        Some(size) => Ok(e.splat_int(32, u64::from(size[d.index()]))),
-        None => group_u32(fl, offsets::WORKGROUP_SIZE + 4 * d.index() as u64),
-    };
+    let size = |d: Dim| e.splat(workgroup_size(fl, d)?.into());
     let local_id = |d: Dim| local_id(fl, d);
     Ok(match b {
         Builtin::GlobalId(d) => {

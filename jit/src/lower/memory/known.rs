@@ -27,13 +27,14 @@ use super::{
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
+use crate::lower::ops::workgroup_size;
 use crate::lower::shape::IdLayout;
 use crate::lower::FnLowering;
 use crate::JitError;
 use inkwell::types::VectorType;
 use inkwell::values::IntValue;
 use inkwell::IntPredicate;
-use warpjit_ir::{MemFormat, MemRef, Type};
+use warpjit_ir::{Dim, MemFormat, MemRef, Type};
 
 /// What the lane-shape analysis says about an access's address.
 ///
@@ -672,14 +673,10 @@ fn next_workgroup_block<'ctx>(
     format: MemFormat,
 ) -> Result<IntValue<'ctx>, JitError> {
     let e = fl.e;
-    let bytes = u64::from(format.bytes());
-    if let Some(size) = e.workgroup {
-        return Ok(e.i64().const_int(u64::from(size[0]) * bytes, false));
-    }
-    let size_x = e.load_invariant(fl.group, offsets::WORKGROUP_SIZE, e.i32().into(), 4)?;
-    let size_x =
-        e.b.build_int_z_extend(size_x.into_int_value(), e.i64(), "")?;
-    Ok(e.b.build_int_mul(size_x, e.i64().const_int(bytes, false), "")?)
+    let size_x = workgroup_size(fl, Dim::X)?;
+    let size_x = e.b.build_int_z_extend(size_x, e.i64(), "")?;
+    let bytes = e.i64().const_int(u64::from(format.bytes()), false);
+    Ok(e.b.build_int_mul(size_x, bytes, "")?)
 }
 
 /// How far ahead of a warp's block in a buffer, outside loops, a load or

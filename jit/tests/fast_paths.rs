@@ -87,11 +87,11 @@ fn loads_of_one_address_broadcast_the_element() {
     same_as_interpreter(UNIFORM_LOADS, &cfg, &params, &buffers);
 }
 
-/// Loads of one address in some lanes only (lanes `l % 3 != 0`, then a
-/// nested subset), read across lanes: shuffles, quad swizzles, derivatives,
-/// a ballot and a vote that reach inactive lanes must see what the
-/// interpreter sees (0, or an inactive member), whatever the inactive
-/// lanes of the loaded vector hold.
+/// Loads of one address and of a tile (`(lane & 7) * 4`) in some lanes
+/// only (lanes `l % 3 != 0`, then a nested subset), read across lanes:
+/// shuffles, quad swizzles, derivatives, a ballot and a vote that reach
+/// inactive lanes must see what the interpreter sees (0, or an inactive
+/// member), whatever the inactive lanes of the loaded vector hold.
 const UNIFORM_LOADS_ACROSS_LANES: &str = "
 buffer @data[0]: u32
 buffer @out[1]: u32
@@ -126,6 +126,12 @@ kernel @main workgroup(64) {
     store.u32 @out, %o4, %bits
     %o5 = add %o, 20
     store.u32 @out, %o5, %allw
+    %k = and %lane, 7
+    %ka = shl %k, 2
+    %t = load.u32 @data, %ka
+    %tr, %tok = shuffle.xor %t, 1, width 32
+    %o7 = add %o, 28
+    store.u32 @out, %o7, %tr
     %low = cmp.lt.u %lane, 20
     if %low {
       %w = load.u32 @data, 16

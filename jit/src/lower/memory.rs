@@ -9,6 +9,14 @@
 //! others test the shape at run time: in the module's routine for the
 //! access kind ([`lanes`]) for `i32` addresses into buffers and shared
 //! memory, inline ([`address_shape`]) for the rest.
+//!
+//! What a load leaves in its inactive lanes is never read: a value is used
+//! only inside the construct that defines it, where no lane inactive at the
+//! load is active again, and the warp operations take what an inactive
+//! lane gives from the mask. So a load that reads its element(s) without a
+//! mask (one address, a tile) fills every lane rather than zeroing the
+//! inactive ones, a masked move per half (8 of the 45 vector instructions
+//! of W7's inner loop).
 
 use super::convert::{f16_to_f32, to_f16};
 use super::ops::{canonical_nan, to_bits};
@@ -413,12 +421,8 @@ pub(super) fn join_components<'ctx>(
 }
 
 /// Each component of the element at `base + aligned` (checked to be in
-/// bounds) loaded once and broadcast to every lane. The inactive lanes'
-/// copies are never read: a value is used only inside the construct that
-/// defines it, where no lane inactive at the load is active again, and
-/// the warp operations take what an inactive lane gives from the mask.
-/// (Zeroing them cost a masked move per component and half, 8 of the 45
-/// vector instructions of W7's inner loop.)
+/// bounds) loaded once and broadcast to every lane, the inactive ones
+/// included (see the module documentation).
 pub(super) fn broadcast_components<'ctx>(
     e: &Emit<'ctx, '_>,
     base: PointerValue<'ctx>,

@@ -238,7 +238,7 @@ pub fn load<'ctx>(
                 None => tile.inside,
                 Some(rows) => fl.e.b.build_and(rows, tile.inside, "")?,
             };
-            let fast = || tile_load(fl, format, &tile, width, m);
+            let fast = || tile_load(fl, format, &tile, width);
             choose(fl, take, vt, &fast, &per_lane)
         }
     }
@@ -529,13 +529,13 @@ fn tile<'ctx>(
 }
 
 /// A tile that is inside the memory: one vector load of its elements,
-/// repeated across the lanes; 0 in inactive lanes, as masked loads give.
+/// repeated across every lane, the inactive ones included (see the
+/// `memory` module's documentation).
 fn tile_load<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     format: MemFormat,
     tile: &Run<'ctx>,
     width: u32,
-    m: V<'ctx>,
 ) -> Components<'ctx> {
     let e = fl.e;
     let b = &e.b;
@@ -545,15 +545,12 @@ fn tile_load<'ctx>(
     let repeat: Vec<_> = (0..LANES)
         .map(|l| e.i32().const_int(u64::from(l % width), false))
         .collect();
-    let lanes = b.build_shuffle_vector(
+    Ok(vec![b.build_shuffle_vector(
         elems.into_vector_value(),
         tile_t.get_poison(),
         VectorType::const_vector(&repeat),
         "",
-    )?;
-    Ok(vec![b
-        .build_select(m, lanes, vt.const_zero(), "")?
-        .into_vector_value()])
+    )?])
 }
 
 /// `<32 * count x i1>`: each lane's bit repeated for its components.

@@ -80,7 +80,7 @@ fn names_select_cases_and_unknown_names_are_listed() {
         ["saxpy", "nbody", "micro.ballot"]
     );
     assert_eq!(names(&["workloads"]).unwrap().len(), 8);
-    assert_eq!(names(&[]).unwrap().len(), 28);
+    assert_eq!(names(&[]).unwrap().len(), 29);
     let error = names(&["sgemm"]).unwrap_err();
     assert!(
         error.contains("unknown benchmark `sgemm`") && error.contains("blackscholes"),

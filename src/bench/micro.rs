@@ -3,8 +3,8 @@
 //! instruction and not memory: every iteration runs the family's
 //! operation four times, each copy feeding the next through `$x` (or `$f`)
 //! so that nothing can be skipped, and the loop's result is stored once at
-//! the end. The loads and atomics cases touch a 64 KiB buffer that stays in
-//! cache.
+//! the end. The loads and buffer atomics cases touch a 64 KiB buffer that
+//! stays in cache; the shared atomics case, a workgroup's 256 counters.
 
 use crate::bench::inputs::{hash_values, u32_bytes};
 use crate::bench::{parse_module, Launch, Prepared, Size};
@@ -37,7 +37,7 @@ macro_rules! micro {
 }
 
 /// Every micro-benchmark, in the order of docs/benchmarks.md.
-pub const MICROS: [Micro; 20] = [
+pub const MICROS: [Micro; 21] = [
     micro!("shuffle_idx_const", "shuffle.idx from one fixed lane",
         "%s{n} = shuffle.idx $x, 5, width 32\n$x = add $x, %s{n}"),
     micro!("shuffle_idx_lane", "shuffle.idx with a data-dependent lane per lane",
@@ -78,6 +78,8 @@ pub const MICROS: [Micro; 20] = [
         "%o{n} = atom.add.u32 @data, 0, 1\n$x = add $x, 1"),
     micro!("atomic_distinct", "atom.add.u32 by every lane to its own word",
         "%w{n} = and %gid, 16383\n%addr{n} = shl %w{n}, 2\n%o{n} = atom.add.u32 @data, %addr{n}, 1\n$x = add $x, 1"),
+    micro!("atomic_shared_bins", "atom.add.u32 to shared memory, each lane to a data-dependent one of 256 words (a histogram's count)",
+        "%h{n} = mul $x, -1640531535\n%w{n} = shr.u %h{n}, 24\n%addr{n} = shl %w{n}, 2\n%o{n} = atom.add.u32 @bins, %addr{n}, 1\n$x = add $x, 1"),
 ];
 
 impl Micro {
@@ -96,6 +98,7 @@ impl Micro {
 param %iters: i32
 buffer @out[0]: u32
 buffer @data[1]: u32
+shared @bins[1024]
 
 kernel @main workgroup(256) {{
   var $x: i32

@@ -87,3 +87,39 @@ fn names_select_cases_and_unknown_names_are_listed() {
         "{error}"
     );
 }
+
+/// Every configuration is prepared and warmed up before the timed runs,
+/// which go in rounds; each row gets its own number of runs.
+#[test]
+fn timed_runs_come_in_rounds_after_every_warm_up() {
+    let case = Case::select(&["saxpy".to_string()]).expect("known")[0];
+    let options = BenchOptions {
+        runs: 3,
+        interp_runs: 2,
+        size: Size::Small,
+        sms: 2,
+    };
+    let mut heard = Vec::new();
+    let rows = measure(case, &options, &mut |what| heard.push(what.to_string())).expect("runs");
+    let runs: Vec<(String, usize, bool)> = rows
+        .iter()
+        .map(|r| (r.config.key().to_string(), r.times.len(), r.warmed_up))
+        .collect();
+    let expect = |key: &str, n: usize, warm: bool| (key.to_string(), n, warm);
+    assert_eq!(
+        runs,
+        [
+            expect("interp", 2, false),
+            expect("jit1", 3, true),
+            expect("jit", 3, true),
+            expect("rust1", 3, true),
+            expect("rayon", 3, true),
+        ]
+    );
+    assert_eq!(
+        heard.first().map(String::as_str),
+        Some("saxpy: preparing inputs")
+    );
+    assert_eq!(heard.last().map(String::as_str), Some("saxpy: timed runs"));
+    assert_eq!(heard.len(), 2 + rows.len(), "{heard:?}");
+}

@@ -1,5 +1,5 @@
-//! Measuring a case on every configuration: warm-up, timed runs, output
-//! checks.
+//! Measuring a case on every configuration: warm-up, timed runs in
+//! rounds across the configurations, output checks.
 
 use crate::bench::baselines::Threads;
 use crate::bench::engines::{Engine, ReadyKernel};
@@ -119,6 +119,13 @@ pub fn configs(options: &BenchOptions) -> Vec<Config> {
 }
 
 /// Measures `case` on every configuration; `progress` hears what starts.
+///
+/// Each configuration is prepared, warmed up and checked first; then the
+/// timed runs go in rounds, one run of each configuration a round (in
+/// reverse order every other round), so that a host whose speed drifts
+/// (other tenants, clocks) slows every configuration alike and the ratios
+/// compare runs made under the same conditions. The interpreter, which is
+/// slow, makes its runs before the rounds.
 pub fn measure(
     case: Case,
     options: &BenchOptions,
@@ -127,6 +134,7 @@ pub fn measure(
     progress(&format!("{}: preparing inputs", case.name()));
     let mut prepared = case.prepare(options.size)?;
     let mut rows = Vec::new();
+    let mut kernels = Vec::new();
     // Micro-benchmarks have no Rust version: the first engine's output is
     // the reference for the others.
     let mut reference: Option<Vec<Vec<u8>>> = None;
@@ -147,74 +155,98 @@ pub fn measure(
             compile: None,
             outcome: Outcome::Unchecked,
         };
-        match config {
+        let kernel = match config {
             Config::Kernel(engine) => {
-                measure_kernel(engine, &prepared, options, &mut reference, &mut row)
+                prepare_kernel(engine, &prepared, options, &mut reference, &mut row)
             }
-            Config::Rust(threads) => match prepared.baseline.as_mut() {
-                Some(baseline) => {
+            Config::Rust(threads) => {
+                if let Some(baseline) = prepared.baseline.as_mut() {
                     baseline(threads);
                     row.warmed_up = true;
-                    for _ in 0..options.runs {
+                }
+                None
+            }
+        };
+        rows.push(row);
+        kernels.push(kernel);
+    }
+    progress(&format!("{}: timed runs", case.name()));
+    for round in 0..options.runs {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..rows.len()).collect()
+        } else {
+            (0..rows.len()).rev().collect()
+        };
+        for i in order {
+            let row = &mut rows[i];
+            match (row.config, &kernels[i]) {
+                (Config::Kernel(_), Some(kernel)) => match run_once(kernel, &prepared) {
+                    Ok((elapsed, _)) => row.times.push(elapsed),
+                    Err(e) => {
+                        row.outcome = Outcome::Failed(e);
+                        row.times.clear();
+                        kernels[i] = None;
+                    }
+                },
+                (Config::Rust(threads), _) => {
+                    if let Some(baseline) = prepared.baseline.as_mut() {
                         let start = Instant::now();
                         baseline(threads);
                         row.times.push(start.elapsed());
                     }
                 }
-                None => continue,
-            },
+                // The interpreter (timed already) or a kernel that failed.
+                (Config::Kernel(_), None) => {}
+            }
         }
-        rows.push(row);
     }
     Ok(rows)
 }
 
-fn measure_kernel(
+/// Compiles `engine`'s kernel and makes the first run, which is checked:
+/// the JIT's warm-up, whose kernel is returned for the timed rounds, or the
+/// interpreter's timed runs (its first one included: no warm-up).
+fn prepare_kernel(
     engine: Engine,
     prepared: &Prepared,
     options: &BenchOptions,
     reference: &mut Option<Vec<Vec<u8>>>,
     row: &mut Measurement,
-) {
+) -> Option<ReadyKernel> {
     let (ready, prepare_time) = match engine.prepare(&prepared.launch) {
         Ok(ready) => ready,
         Err(e) => {
             row.outcome = Outcome::Failed(e);
-            return;
+            return None;
         }
     };
     if matches!(engine, Engine::Jit { .. }) {
         row.compile = Some(prepare_time);
     }
-    // The interpreter is slow: its first run is timed and checked, and
-    // there is no warm-up.
-    let runs = match engine {
-        Engine::Interpreter => options.interp_runs,
-        Engine::Jit { .. } => options.runs,
-    };
     let first = match run_once(&ready, prepared) {
         Ok(first) => first,
         Err(e) => {
             row.outcome = Outcome::Failed(e);
-            return;
+            return None;
         }
     };
     row.outcome = check(prepared, reference, &first.1);
-    if engine == Engine::Interpreter {
-        row.times.push(first.0);
-    } else {
+    if engine != Engine::Interpreter {
         row.warmed_up = true;
+        return Some(ready);
     }
-    while row.times.len() < runs {
+    row.times.push(first.0);
+    while row.times.len() < options.interp_runs {
         match run_once(&ready, prepared) {
             Ok((elapsed, _)) => row.times.push(elapsed),
             Err(e) => {
                 row.outcome = Outcome::Failed(e);
                 row.times.clear();
-                return;
+                return None;
             }
         }
     }
+    None
 }
 
 fn run_once(ready: &ReadyKernel, prepared: &Prepared) -> Result<(Duration, Vec<Vec<u8>>), String> {

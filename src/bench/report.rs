@@ -187,7 +187,7 @@ pub fn table(rows: &[Measurement]) -> String {
 }
 
 /// A JSON string literal.
-fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

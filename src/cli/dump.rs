@@ -1,11 +1,10 @@
 //! `warpjit dump --llvm|--asm FILE`: the code the JIT generates for a file.
 
 use super::jit_args::JitArgs;
-use super::{read_source, CommandResult, Failure};
+use super::{load_module, CommandResult};
 use crate::run::options::Dims;
 use std::path::PathBuf;
 use std::time::Instant;
-use warpjit_ir::{text, VerifiedModule};
 
 #[derive(clap::Args, Debug)]
 pub struct DumpArgs {
@@ -39,14 +38,7 @@ enum WarpsArg {
 }
 
 pub fn dump(args: &DumpArgs) -> CommandResult {
-    let file = args.file.display().to_string();
-    let source = read_source(&args.file)?;
-    let module = text::parse(&source)
-        .and_then(VerifiedModule::new)
-        .map_err(|diagnostics| {
-            err_text!("{}", diagnostics.render(&file, &source));
-            Failure::Reported
-        })?;
+    let (file, _, module) = load_module(&args.file)?;
     let options = match (args.workgroup, args.warps) {
         (Some(Dims(size)), _) => {
             let limit = warpjit_ir::verify::MAX_WORKGROUP_INVOCATIONS;

@@ -1,4 +1,5 @@
-//! The `warpjit` command line: `check`, `fmt`, `run`, `dump` and `bench`.
+//! The `warpjit` command line: `check`, `fmt`, `run`, `dump`, `bench`,
+//! `compare` and the fuzzer's commands.
 //!
 //! Every failure ends in a non-zero exit and one `error:` line on stderr
 //! (diagnostics in program text add their caret rendering above it).
@@ -27,6 +28,7 @@ fn write_all(stream: &mut dyn std::io::Write, text: &str) {
 
 mod bench;
 mod check;
+mod compare;
 mod dump;
 mod fmt;
 mod fuzz;
@@ -71,6 +73,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Run the benchmark suite and print times, throughput and speedups.
     Bench(bench::BenchArgs),
+    /// Time two runs against each other: launches alternate in pairs.
+    Compare(compare::CompareArgs),
 }
 
 /// Exit status of a command that failed because of its input.
@@ -110,6 +114,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Fuzz(args) => fuzz::fuzz(&args),
         Command::Replay(args) => replay::replay(&args),
         Command::Bench(args) => bench::bench(&args),
+        Command::Compare(args) => compare::compare_command(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,6 +163,21 @@ fn init_logging(verbose: u8) {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .without_time()
         .try_init();
+}
+
+/// A `.warp` file read, parsed and verified: its name as shown, its text
+/// and its module. Program errors are rendered on stderr with their
+/// carets.
+fn load_module(path: &Path) -> Result<(String, String, warpjit_ir::VerifiedModule), Failure> {
+    let file = path.display().to_string();
+    let source = read_source(path)?;
+    let module = warpjit_ir::text::parse(&source)
+        .and_then(warpjit_ir::VerifiedModule::new)
+        .map_err(|diagnostics| {
+            err_text!("{}", diagnostics.render(&file, &source));
+            Failure::Reported
+        })?;
+    Ok((file, source, module))
 }
 
 /// Largest source file read (the parser's own limit).

@@ -1,10 +1,9 @@
 //! `warpjit run FILE [OPTIONS]`: launch a kernel and report what it did.
 
-use super::{read_source, CommandResult, Failure};
+use super::{load_module, CommandResult};
 use crate::run::{self, output, RunOptions};
 use std::path::PathBuf;
 use std::time::Duration;
-use warpjit_ir::{text, VerifiedModule};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -17,14 +16,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> CommandResult {
-    let file = args.file.display().to_string();
-    let source = read_source(&args.file)?;
-    let module = text::parse(&source)
-        .and_then(VerifiedModule::new)
-        .map_err(|diagnostics| {
-            err_text!("{}", diagnostics.render(&file, &source));
-            Failure::Reported
-        })?;
+    let (file, source, module) = load_module(&args.file)?;
     let options = run::options_from_source(&file, &source)?.then(*args.options);
     tracing::debug!(?options, "run options");
     let mut plan = run::plan(&module, &options)?;

@@ -2,6 +2,7 @@
 //! the runtime -> buffers printed and written. The CLI and the filetest
 //! runner both go through here.
 
+pub mod compare;
 pub mod options;
 pub mod output;
 pub mod plan;
@@ -16,7 +17,7 @@ use warpjit_ir::interp::ExecError;
 use warpjit_ir::VerifiedModule;
 use warpjit_jit::{JitBackend, JitKernel};
 use warpjit_runtime::{
-    Buffer, InterpreterBackend, LaunchError, LaunchReport, Runtime, RuntimeConfig,
+    Buffer, InterpreterBackend, Kernel, LaunchError, LaunchReport, Runtime, RuntimeConfig,
 };
 
 /// What a launch did and how long it took.
@@ -46,6 +47,39 @@ pub fn options_from_source(file: &str, source: &str) -> Result<RunOptions, Strin
 /// Launches the planned kernel on a runtime of its own; the buffers in
 /// `plan` are updated in place.
 pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome, String> {
+    let prepared = prepare(module, plan)?;
+    let launched = launch(&prepared, plan)?;
+    plan.buffers = launched.buffers;
+    Ok(RunOutcome {
+        report: launched.report,
+        sm_count: prepared.sm_count,
+        wall: launched.wall,
+        compile_time: prepared.compile_time,
+    })
+}
+
+/// A runtime with the planned kernel compiled for the planned launch,
+/// ready to launch it any number of times.
+pub struct PreparedRun {
+    runtime: Runtime,
+    kernel: Kernel,
+    /// The SMs the runtime has.
+    pub sm_count: u32,
+    /// How long the JIT took to compile the module (None: interpreted).
+    pub compile_time: Option<Duration>,
+}
+
+/// One launch of a prepared run.
+pub struct Launched {
+    pub report: LaunchReport,
+    /// Wall time of the launch alone (the inputs are copied in before).
+    pub wall: Duration,
+    /// The buffers' bytes after the launch, in the module's buffer order.
+    pub buffers: Vec<Vec<u8>>,
+}
+
+/// Builds the runtime `plan` asks for and compiles its kernel.
+pub fn prepare(module: &VerifiedModule, plan: &RunPlan) -> Result<PreparedRun, String> {
     let mut config = RuntimeConfig::default();
     if let Some(sms) = plan.sm_count {
         config.sm_count = sms;
@@ -93,6 +127,17 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
             "compiled"
         );
     }
+    Ok(PreparedRun {
+        runtime,
+        kernel,
+        sm_count,
+        compile_time,
+    })
+}
+
+/// Launches a prepared run on fresh copies of `plan`'s buffers.
+pub fn launch(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String> {
+    let module = prepared.kernel.module();
     let mut buffers = Vec::with_capacity(plan.buffers.len());
     for (bytes, decl) in plan.buffers.iter().zip(&module.buffers) {
         let buffer =
@@ -101,17 +146,14 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
     }
 
     let start = Instant::now();
-    let result = runtime.launch(
-        &kernel,
+    let result = prepared.runtime.launch(
+        &prepared.kernel,
         plan.grid.0,
         plan.workgroup.0,
         &plan.params,
         &mut buffers,
     );
     let wall = start.elapsed();
-    for (bytes, buffer) in plan.buffers.iter_mut().zip(&buffers) {
-        buffer.copy_to(bytes);
-    }
     let report = result.map_err(|e| match e {
         LaunchError::Exec(ExecError::FuelExhausted { fuel, unit, .. }) => {
             format!("{e}; --fuel {fuel} {unit} per warp")
@@ -134,10 +176,9 @@ pub fn execute(module: &VerifiedModule, plan: &mut RunPlan) -> Result<RunOutcome
     } else {
         tracing::info!(sms_used = report.sms_used(), ?wall, "launch finished");
     }
-    Ok(RunOutcome {
+    Ok(Launched {
         report,
-        sm_count,
         wall,
-        compile_time,
+        buffers: buffers.iter().map(Buffer::to_bytes).collect(),
     })
 }

@@ -128,6 +128,16 @@ impl RunOptions {
     /// Options from the words of a `//! run:` line; `origin` (e.g.
     /// `file.warp:3`) prefixes errors and is remembered by each argument.
     pub fn from_words(words: &[String], origin: &str) -> Result<RunOptions, String> {
+        RunOptions::from_words_in(words, origin, "//! run: ")
+    }
+
+    /// Options from `words` given somewhere else than a `//! run:` line;
+    /// `context` (e.g. `--b: `) comes between `origin` and the error.
+    pub fn from_words_in(
+        words: &[String],
+        origin: &str,
+        context: &str,
+    ) -> Result<RunOptions, String> {
         #[derive(Parser)]
         #[command(no_binary_name = true, args_override_self = true)]
         struct Line {
@@ -135,7 +145,7 @@ impl RunOptions {
             options: RunOptions,
         }
         let mut options = Line::try_parse_from(words)
-            .map_err(|e| format!("{origin}: //! run: {}", one_line_clap_error(&e)))?
+            .map_err(|e| format!("{origin}: {context}{}", one_line_clap_error(&e)))?
             .options;
         let origin = Some(origin.to_string());
         options

@@ -1,0 +1,227 @@
+//! Two runs timed against each other in one process: launches alternate
+//! in pairs (which side goes first alternates too), so a host whose speed
+//! drifts slows both sides alike, and the pairs give a sign test.
+
+use super::{launch, prepare, RunPlan};
+use std::time::Duration;
+use warpjit_ir::VerifiedModule;
+
+/// One side of a comparison: a module and the run planned for it.
+pub struct Side<'a> {
+    pub module: &'a VerifiedModule,
+    pub plan: &'a RunPlan,
+}
+
+/// How many launches a comparison makes.
+#[derive(Clone, Copy, Debug)]
+pub struct CompareOptions {
+    /// Untimed launches of each side before the pairs.
+    pub warmups: u32,
+    /// Timed pairs: one launch of each side per pair.
+    pub pairs: u32,
+}
+
+/// The timings of one side.
+#[derive(Clone, Debug)]
+pub struct SideTimes {
+    /// Wall time of each timed launch, in pair order.
+    pub times: Vec<Duration>,
+    /// How long the JIT took to compile (None: interpreted).
+    pub compile_time: Option<Duration>,
+    /// The SMs its runtime had.
+    pub sm_count: u32,
+}
+
+impl SideTimes {
+    /// The `q`-quantile (0 ..= 1) of the times, the nearest rank below.
+    pub fn quantile(&self, q: f64) -> Duration {
+        let mut sorted = self.times.clone();
+        sorted.sort();
+        let rank = ((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+        sorted[rank]
+    }
+}
+
+/// Whether a buffer both sides have ended with the same bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferMatch {
+    pub name: String,
+    /// The first byte at which the sides differ (None: identical). Buffers
+    /// of different lengths differ at the shorter one's end.
+    pub first_difference: Option<usize>,
+}
+
+/// The result of a comparison.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub a: SideTimes,
+    pub b: SideTimes,
+    /// Pairs in which B's launch took less time than A's.
+    pub b_faster: u32,
+    /// Pairs in which both took the same time.
+    pub ties: u32,
+    /// The buffers of the same name on both sides, after the first launch.
+    pub buffers: Vec<BufferMatch>,
+}
+
+impl Comparison {
+    /// The two-sided sign test's p-value for "neither side is faster",
+    /// ties left out.
+    pub fn p_value(&self) -> f64 {
+        let trials = self.a.times.len() as u32 - self.ties;
+        sign_test_p(self.b_faster, trials)
+    }
+}
+
+/// Prepares both sides, checks their first launches, then times `pairs`
+/// pairs. `progress` hears what is being done.
+pub fn compare(
+    a: Side,
+    b: Side,
+    options: CompareOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<Comparison, String> {
+    if options.pairs == 0 {
+        return Err("--pairs must be at least 1".into());
+    }
+    progress("compiling A");
+    let prepared_a = prepare(a.module, a.plan).map_err(|e| format!("A: {e}"))?;
+    progress("compiling B");
+    let prepared_b = prepare(b.module, b.plan).map_err(|e| format!("B: {e}"))?;
+
+    progress("warm-up launches");
+    let first = |side: &str, prepared, plan| {
+        let launched = launch(prepared, plan).map_err(|e| format!("{side}: {e}"))?;
+        if !launched.report.faults.is_empty() {
+            return Err(format!(
+                "{side}: the kernel faulted: {}",
+                launched.report.faults
+            ));
+        }
+        Ok(launched.buffers)
+    };
+    let buffers_a = first("A", &prepared_a, a.plan)?;
+    let buffers_b = first("B", &prepared_b, b.plan)?;
+    let buffers = match_buffers(a.module, &buffers_a, b.module, &buffers_b);
+    for _ in 1..options.warmups {
+        launch(&prepared_a, a.plan).map_err(|e| format!("A: {e}"))?;
+        launch(&prepared_b, b.plan).map_err(|e| format!("B: {e}"))?;
+    }
+
+    progress("timed pairs");
+    let mut times_a = Vec::with_capacity(options.pairs as usize);
+    let mut times_b = Vec::with_capacity(options.pairs as usize);
+    for pair in 0..options.pairs {
+        let run_a = |times: &mut Vec<Duration>| -> Result<(), String> {
+            times.push(
+                launch(&prepared_a, a.plan)
+                    .map_err(|e| format!("A: {e}"))?
+                    .wall,
+            );
+            Ok(())
+        };
+        let run_b = |times: &mut Vec<Duration>| -> Result<(), String> {
+            times.push(
+                launch(&prepared_b, b.plan)
+                    .map_err(|e| format!("B: {e}"))?
+                    .wall,
+            );
+            Ok(())
+        };
+        if pair % 2 == 0 {
+            run_a(&mut times_a)?;
+            run_b(&mut times_b)?;
+        } else {
+            run_b(&mut times_b)?;
+            run_a(&mut times_a)?;
+        }
+    }
+    let b_faster = times_a.iter().zip(&times_b).filter(|(a, b)| b < a).count() as u32;
+    let ties = times_a.iter().zip(&times_b).filter(|(a, b)| a == b).count() as u32;
+    Ok(Comparison {
+        a: SideTimes {
+            times: times_a,
+            compile_time: prepared_a.compile_time,
+            sm_count: prepared_a.sm_count,
+        },
+        b: SideTimes {
+            times: times_b,
+            compile_time: prepared_b.compile_time,
+            sm_count: prepared_b.sm_count,
+        },
+        b_faster,
+        ties,
+        buffers,
+    })
+}
+
+/// The buffers whose names both modules declare, in A's order.
+fn match_buffers(
+    module_a: &VerifiedModule,
+    bytes_a: &[Vec<u8>],
+    module_b: &VerifiedModule,
+    bytes_b: &[Vec<u8>],
+) -> Vec<BufferMatch> {
+    module_a
+        .buffers
+        .iter()
+        .zip(bytes_a)
+        .filter_map(|(decl, a)| {
+            let index = module_b.buffers.iter().position(|d| d.name == decl.name)?;
+            let b = &bytes_b[index];
+            let first_difference = a
+                .iter()
+                .zip(b)
+                .position(|(x, y)| x != y)
+                .or((a.len() != b.len()).then(|| a.len().min(b.len())));
+            Some(BufferMatch {
+                name: decl.name.clone(),
+                first_difference,
+            })
+        })
+        .collect()
+}
+
+/// The two-sided p-value of `wins` successes in `trials` fair coin flips:
+/// the chance of a split at least this uneven.
+pub fn sign_test_p(wins: u32, trials: u32) -> f64 {
+    if trials == 0 {
+        return 1.0;
+    }
+    let n = f64::from(trials);
+    let tail = wins.min(trials - wins);
+    // Sum C(n, i) / 2^n for i <= tail, in logarithms so large n does not
+    // underflow.
+    let mut log_choose = 0.0f64;
+    let mut sum = 0.0f64;
+    for i in 0..=tail {
+        if i > 0 {
+            log_choose += (n - f64::from(i - 1)).ln() - f64::from(i).ln();
+        }
+        sum += (log_choose - n * std::f64::consts::LN_2).exp();
+    }
+    (2.0 * sum).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_test_matches_the_binomial_tails() {
+        // 0 of 10: 2 * 1/1024.
+        assert!((sign_test_p(0, 10) - 2.0 / 1024.0).abs() < 1e-12);
+        assert!((sign_test_p(10, 10) - 2.0 / 1024.0).abs() < 1e-12);
+        // 2 of 10: 2 * (1 + 10 + 45) / 1024.
+        assert!((sign_test_p(2, 10) - 112.0 / 1024.0).abs() < 1e-12);
+        // An even split is no evidence at all.
+        assert_eq!(sign_test_p(5, 10), 1.0);
+        assert_eq!(sign_test_p(0, 0), 1.0);
+        // 23 of 30: 2 * P(X <= 7) for Binomial(30, 1/2) = 0.005223.
+        assert!((sign_test_p(23, 30) - 0.005_223).abs() < 1e-6);
+        // Large n neither underflows nor exceeds 1.
+        let p = sign_test_p(5000, 10_000);
+        assert!(p > 0.9 && p <= 1.0, "{p}");
+        assert!(sign_test_p(4000, 10_000) < 1e-80);
+    }
+}

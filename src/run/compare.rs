@@ -33,7 +33,8 @@ pub struct SideTimes {
 }
 
 impl SideTimes {
-    /// The `q`-quantile (0 ..= 1) of the times, the nearest rank below.
+    /// The `q`-quantile (0 ..= 1) of the times: the time at the nearest
+    /// rank (0 the least, 1 the greatest).
     pub fn quantile(&self, q: f64) -> Duration {
         let mut sorted = self.times.clone();
         sorted.sort();
@@ -206,6 +207,51 @@ pub fn sign_test_p(wins: u32, trials: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn module(buffers: &str) -> VerifiedModule {
+        let text = format!("{buffers}\nkernel @main workgroup(32) {{\n}}\n");
+        VerifiedModule::new(warpjit_ir::text::parse(&text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn buffers_are_matched_by_name_and_compared_byte_by_byte() {
+        let a = module("buffer @out[0]: u32\nbuffer @only_a[1]: u32\nbuffer @tail[2]: u8");
+        let b = module("buffer @tail[0]: u8\nbuffer @out[1]: u32");
+        let bytes_a = vec![vec![1, 2, 3, 4], vec![9], vec![7, 7, 7]];
+        let bytes_b = vec![vec![7, 7], vec![1, 2, 0, 4]];
+        let matches = match_buffers(&a, &bytes_a, &b, &bytes_b);
+        assert_eq!(
+            matches,
+            [
+                BufferMatch {
+                    name: "out".into(),
+                    first_difference: Some(2)
+                },
+                // Equal as far as both go: they differ where B's ends.
+                BufferMatch {
+                    name: "tail".into(),
+                    first_difference: Some(2)
+                },
+            ]
+        );
+        let same = match_buffers(&a, &bytes_a, &a, &bytes_a);
+        assert!(same.iter().all(|m| m.first_difference.is_none()));
+        assert_eq!(same.len(), 3);
+    }
+
+    #[test]
+    fn quantiles_pick_the_nearest_rank() {
+        let ms = Duration::from_millis;
+        let times = SideTimes {
+            times: vec![ms(5), ms(1), ms(4), ms(2), ms(3)],
+            compile_time: None,
+            sm_count: 1,
+        };
+        assert_eq!(times.quantile(0.0), ms(1));
+        assert_eq!(times.quantile(0.25), ms(2));
+        assert_eq!(times.quantile(0.5), ms(3));
+        assert_eq!(times.quantile(1.0), ms(5));
+    }
 
     #[test]
     fn sign_test_matches_the_binomial_tails() {

@@ -2,7 +2,7 @@
 //! in pairs (which side goes first alternates too), so a host whose speed
 //! drifts slows both sides alike, and the pairs give a sign test.
 
-use super::{launch, prepare, RunPlan};
+use super::{launch, prepare, PreparedRun, RunPlan};
 use std::time::Duration;
 use warpjit_ir::VerifiedModule;
 
@@ -91,52 +91,35 @@ pub fn compare(
     let prepared_b = prepare(b.module, b.plan).map_err(|e| format!("B: {e}"))?;
 
     progress("warm-up launches");
-    let first = |side: &str, prepared, plan| {
-        let launched = launch(prepared, plan).map_err(|e| format!("{side}: {e}"))?;
-        if !launched.report.faults.is_empty() {
-            return Err(format!(
-                "{side}: the kernel faulted: {}",
-                launched.report.faults
-            ));
-        }
-        Ok(launched.buffers)
+    let sides = [("A", &prepared_a, a.plan), ("B", &prepared_b, b.plan)];
+    let launch_side = |(name, prepared, plan): (&str, &PreparedRun, &RunPlan)| {
+        launch(prepared, plan).map_err(|e| format!("{name}: {e}"))
     };
-    let buffers_a = first("A", &prepared_a, a.plan)?;
-    let buffers_b = first("B", &prepared_b, b.plan)?;
-    let buffers = match_buffers(a.module, &buffers_a, b.module, &buffers_b);
+    let mut first = Vec::new();
+    for side in sides {
+        let launched = launch_side(side)?;
+        if !launched.report.faults.is_empty() {
+            let faults = &launched.report.faults;
+            return Err(format!("{}: the kernel faulted: {faults}", side.0));
+        }
+        first.push(launched.buffers);
+    }
+    let buffers = match_buffers(a.module, &first[0], b.module, &first[1]);
     for _ in 1..options.warmups {
-        launch(&prepared_a, a.plan).map_err(|e| format!("A: {e}"))?;
-        launch(&prepared_b, b.plan).map_err(|e| format!("B: {e}"))?;
+        for side in sides {
+            launch_side(side)?;
+        }
     }
 
     progress("timed pairs");
-    let mut times_a = Vec::with_capacity(options.pairs as usize);
-    let mut times_b = Vec::with_capacity(options.pairs as usize);
+    let mut times: [Vec<Duration>; 2] = Default::default();
     for pair in 0..options.pairs {
-        let run_a = |times: &mut Vec<Duration>| -> Result<(), String> {
-            times.push(
-                launch(&prepared_a, a.plan)
-                    .map_err(|e| format!("A: {e}"))?
-                    .wall,
-            );
-            Ok(())
-        };
-        let run_b = |times: &mut Vec<Duration>| -> Result<(), String> {
-            times.push(
-                launch(&prepared_b, b.plan)
-                    .map_err(|e| format!("B: {e}"))?
-                    .wall,
-            );
-            Ok(())
-        };
-        if pair % 2 == 0 {
-            run_a(&mut times_a)?;
-            run_b(&mut times_b)?;
-        } else {
-            run_b(&mut times_b)?;
-            run_a(&mut times_a)?;
+        let order = if pair % 2 == 0 { [0, 1] } else { [1, 0] };
+        for side in order {
+            times[side].push(launch_side(sides[side])?.wall);
         }
     }
+    let [times_a, times_b] = times;
     let b_faster = times_a.iter().zip(&times_b).filter(|(a, b)| b < a).count() as u32;
     let ties = times_a.iter().zip(&times_b).filter(|(a, b)| a == b).count() as u32;
     Ok(Comparison {

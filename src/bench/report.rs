@@ -172,11 +172,12 @@ pub fn table(rows: &[Measurement]) -> String {
     out.push_str(&format!(
         "\nruns: timed runs after one warm-up run, one run of each configuration a \
          round (* = no warm-up: the interpreter's first run is the timed one). min, \
-         median: wall time of one launch (inputs are copied in before the clock starts). throughput: units per second at the median. \
-         compile: the JIT's cold compile of the kernel (median of {}, compile cache \
-         cleared before each), not included in the run times. \
-         vs X: X's median / this median (above 1x: faster than X). check: the output \
-         equals an independent Rust computation (micro-benchmarks: the first engine's output).\n",
+         median: wall time of one launch (inputs are copied in before the clock \
+         starts). throughput: units per second at the median. compile: the JIT's \
+         cold compile of the kernel (median of {}, compile cache cleared before \
+         each), not included in the run times. vs X: X's median / this median \
+         (above 1x: faster than X). check: the output equals an independent Rust \
+         computation (micro-benchmarks: the first engine's output).\n",
         crate::bench::engines::COLD_COMPILES
     ));
     for note in notes {

@@ -15,7 +15,7 @@ pub struct BenchArgs {
     #[arg(value_name = "NAMES")]
     names: Vec<String>,
     /// Timed runs per configuration, after one warm-up run; one run of
-    /// each configuration a round
+    /// each configuration a round.
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(1..=10_000))]
     runs: u32,

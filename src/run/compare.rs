@@ -15,7 +15,8 @@ pub struct Side<'a> {
 /// How many launches a comparison makes.
 #[derive(Clone, Copy, Debug)]
 pub struct CompareOptions {
-    /// Untimed launches of each side before the pairs.
+    /// Untimed launches of each side before the pairs; at least one is
+    /// made, since the first one's outputs are compared.
     pub warmups: u32,
     /// Timed pairs: one launch of each side per pair.
     pub pairs: u32,
@@ -34,12 +35,12 @@ pub struct SideTimes {
 
 impl SideTimes {
     /// The `q`-quantile (0 ..= 1) of the times: the time at the nearest
-    /// rank (0 the least, 1 the greatest).
+    /// rank (0 the least, 1 the greatest); zero when there are none.
     pub fn quantile(&self, q: f64) -> Duration {
         let mut sorted = self.times.clone();
         sorted.sort();
-        let rank = ((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
-        sorted[rank]
+        let rank = (sorted.len().saturating_sub(1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+        sorted.get(rank).copied().unwrap_or_default()
     }
 }
 
@@ -83,7 +84,7 @@ pub fn compare(
     mut progress: impl FnMut(&str),
 ) -> Result<Comparison, String> {
     if options.pairs == 0 {
-        return Err("--pairs must be at least 1".into());
+        return Err("a comparison needs at least one timed pair".into());
     }
     progress("compiling A");
     let prepared_a = prepare(a.module, a.plan).map_err(|e| format!("A: {e}"))?;
@@ -234,6 +235,11 @@ mod tests {
         assert_eq!(times.quantile(0.25), ms(2));
         assert_eq!(times.quantile(0.5), ms(3));
         assert_eq!(times.quantile(1.0), ms(5));
+        let none = SideTimes {
+            times: Vec::new(),
+            ..times
+        };
+        assert_eq!(none.quantile(0.5), Duration::ZERO);
     }
 
     #[test]

@@ -103,6 +103,12 @@ impl<'ctx> ExecMask<'ctx> {
         Ok(side)
     }
 
+    /// Enters an `if` side whose mask, the active lanes where `cond` holds,
+    /// the caller has made.
+    pub fn push_side_of(&mut self, mask: VectorValue<'ctx>, cond: VectorValue<'ctx>) {
+        self.push_side(mask, cond);
+    }
+
     /// Pushes `mask`, whose lanes are among those of `within`.
     fn push_side(&mut self, mask: VectorValue<'ctx>, within: VectorValue<'ctx>) {
         let bound = self.lane_bound() & constant_lanes(within).unwrap_or(u32::MAX);

@@ -3,9 +3,10 @@
 //! lane-varying indices at every width (AVX-512 permutes), local and global
 //! IDs of 1-, 2- and 3-D workgroups (f32 division), loads and stores at
 //! scattered addresses (the lane-by-lane routine and its inline form) and
-//! packed stores (stream compaction), and lane masks' bit sets used in
-//! every lane, each under divergence and with out-of-bounds lanes where
-//! there is memory, comparing memory and fault reports.
+//! packed stores (stream compaction), lane masks' bit sets used in every
+//! lane, and divergent `if`s on float compares (masked compares), each
+//! under divergence and with out-of-bounds lanes where there is memory,
+//! comparing memory and fault reports.
 
 mod direct;
 
@@ -858,5 +859,106 @@ fn runs_that_leave_the_buffer_in_inactive_lanes() {
         let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
         let buffers = vec![pattern(4 * n, 3), vec![0u8; 4 * n], pattern(2 * n, 5)];
         same_as_interpreter(GUARDED_RUNS, &cfg, &[vec![n as u64]], &buffers);
+    }
+}
+
+/// Divergent `if`s on each float compare (AVX-512: compares under the
+/// active lanes' write mask), with NaNs, signed zeros, infinities and
+/// subnormals, an else side, and a break from a loop, in lanes of which a
+/// third are inactive and a warp of 16.
+const FLOAT_COMPARE_IFS: &str = "
+buffer @data[0]: f32
+buffer @out[1]: u32
+
+kernel @main workgroup(48) {
+  var $flags: i32
+  var $k: i32
+  %i = global_id.x
+  %lane = lane_id
+  %at = shl %i, 3
+  %a = load.f32 @data, %at
+  %bt = add %at, 4
+  %b = load.f32 @data, %bt
+  %third = rem.u %lane, 3
+  %on = cmp.ne %third, 2
+  if %on {
+    %lt = cmp.lt %a, %b
+    if %lt {
+      $flags = or $flags, 1
+    } else {
+      $flags = or $flags, 2
+    }
+    %le = cmp.le %a, %b
+    if %le {
+      $flags = or $flags, 4
+    }
+    %gt = cmp.gt %a, %b
+    if %gt {
+      $flags = or $flags, 8
+    }
+    %ge = cmp.ge %a, %b
+    if %ge {
+      $flags = or $flags, 16
+    }
+    %eq = cmp.eq %a, %b
+    if %eq {
+      $flags = or $flags, 32
+    }
+    %ne = cmp.ne %a, %b
+    if %ne {
+      $flags = or $flags, 64
+    }
+    loop {
+      %kf = cvt.f32.s32 $k
+      %past = cmp.ge %kf, %b
+      if %past {
+        $flags = or $flags, 128
+        break
+      }
+      %limit = cmp.ge.s $k, 9
+      if %limit {
+        break
+      }
+      $k = add $k, 1
+    }
+  }
+  store.u32 @out, %at, $flags
+  %kt = add %at, 4
+  store.u32 @out, %kt, $k
+}
+";
+
+#[test]
+fn divergent_ifs_on_float_compares() {
+    let values: [f32; 12] = [
+        f32::NEG_INFINITY,
+        -1.5,
+        -0.0,
+        0.0,
+        1.0,
+        2.5,
+        7.0,
+        f32::INFINITY,
+        f32::NAN,
+        3.0,
+        1e30,
+        -1e-40,
+    ];
+    let pairs = 2 * 48;
+    let mut data = Vec::with_capacity(pairs * 8);
+    for i in 0..pairs as u32 {
+        let h = i.wrapping_mul(2654435761);
+        for pick in [h >> 8, h >> 20] {
+            data.extend_from_slice(&values[pick as usize % values.len()].to_le_bytes());
+        }
+    }
+    for workgroup in [48, 16] {
+        let cfg = LaunchConfig::new([pairs as u32 / workgroup, 1, 1], [workgroup, 1, 1]);
+        let text = FLOAT_COMPARE_IFS.replace("workgroup(48)", &format!("workgroup({workgroup})"));
+        let buffers = vec![data.clone(), vec![0u8; pairs * 8]];
+        let out = agree(&text, std::slice::from_ref(&cfg), &[vec![]], &buffers);
+        // Not every lane took the same sides.
+        let flags: std::collections::BTreeSet<u8> = out[1].chunks(8).map(|c| c[0]).collect();
+        assert!(flags.len() > 4, "flags {flags:?}");
     }
 }

@@ -416,17 +416,35 @@ fn mandelbrot_values_do_not_wait_for_the_mask() {
             .unwrap_or_else(|| panic!("no definition of {name}\n{ir}"))
             .to_string()
     };
+    // Where each block starts: a back edge comes from a block after the
+    // loop header, the way in from one before it.
+    let block_at = |label: &str| {
+        let name = format!("{}:", label.trim_start_matches('%'));
+        ir.lines()
+            .position(|l| l.starts_with(&name))
+            .unwrap_or_else(|| panic!("no block {label}\n{ir}"))
+    };
     let mut carried = Vec::new();
-    for line in ir.lines().map(str::trim) {
+    let mut header = None;
+    for (at, line) in ir.lines().enumerate() {
+        if line.starts_with("loop") && line.contains(':') {
+            header = Some(at);
+        }
         if !line.contains("= phi <32 x float>") {
             continue;
         }
-        // `%x = phi <32 x float> [ %entry, %bb ], [ %next, %loop.body... ]`
+        let Some(header) = header else { continue };
+        // `%x = phi <32 x float> [ %first, %before ], [ %next, %latch ]`
         for incoming in line.split('[').skip(1) {
             let mut parts = incoming.split(',');
             let value = parts.next().unwrap_or("").trim();
-            let block = parts.next().unwrap_or("").trim();
-            if block.starts_with("%loop.body") {
+            let block = parts
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(']')
+                .trim();
+            if block_at(block) > header {
                 carried.push(definition(value));
             }
         }

@@ -22,6 +22,7 @@ mod emit;
 mod engine;
 mod lower;
 mod mask;
+mod masked_compare;
 mod posted_copy;
 mod run;
 mod sched;

@@ -16,7 +16,6 @@ mod atomic;
 mod convert;
 mod inlining;
 mod loop_vars;
-mod masked_compare;
 mod math;
 mod memory;
 mod ops;
@@ -553,18 +552,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.mask.push_mask(outer);
                     taken
                 } else {
-                    let outer = self.mask.current(e)?;
-                    match masked_compare::and_any(e, outer, c)? {
-                        Some((then_mask, taken)) => {
-                            self.mask.push_side_of(then_mask, c);
-                            taken
-                        }
-                        None => {
-                            let then_mask = e.b.build_and(outer, c, "")?;
-                            self.mask.push_side_of(then_mask, c);
-                            e.any(then_mask)?
-                        }
-                    }
+                    self.mask.push_cond_tested(e, c)?
                 };
                 // Under a divergent condition, lanes still in the loop may
                 // be inactive: writes must keep their values.

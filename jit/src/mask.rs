@@ -16,8 +16,9 @@
 //! combines the parts.
 
 use crate::emit::{Emit, LANES};
+use crate::masked_compare;
 use crate::JitError;
-use inkwell::values::{AsValueRef, PointerValue, VectorValue};
+use inkwell::values::{AsValueRef, IntValue, PointerValue, VectorValue};
 
 struct LoopFrame<'ctx> {
     active: PointerValue<'ctx>,
@@ -103,10 +104,24 @@ impl<'ctx> ExecMask<'ctx> {
         Ok(side)
     }
 
-    /// Enters an `if` side whose mask, the active lanes where `cond` holds,
-    /// the caller has made.
-    pub fn push_side_of(&mut self, mask: VectorValue<'ctx>, cond: VectorValue<'ctx>) {
-        self.push_side(mask, cond);
+    /// [`ExecMask::push_cond`], returning whether the side has a lane (on
+    /// AVX-512, for a float compare, from compares under the active lanes'
+    /// write mask: [`crate::masked_compare`]).
+    pub fn push_cond_tested(
+        &mut self,
+        e: &Emit<'ctx, '_>,
+        cond: VectorValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, JitError> {
+        let m = self.current(e)?;
+        let (side, taken) = match masked_compare::and_any(e, m, cond)? {
+            Some(tested) => tested,
+            None => {
+                let side = e.b.build_and(m, cond, "")?;
+                (side, e.any(side)?)
+            }
+        };
+        self.push_side(side, cond);
+        Ok(taken)
     }
 
     /// Pushes `mask`, whose lanes are among those of `within`.

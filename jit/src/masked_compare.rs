@@ -16,7 +16,7 @@ use inkwell::FloatPredicate;
 
 /// `active & cond` and whether it has a lane, when `cond` is a compare of
 /// two 32-lane `f32` vectors and the target has AVX-512; `None` otherwise.
-pub(super) fn and_any<'ctx>(
+pub(crate) fn and_any<'ctx>(
     e: &Emit<'ctx, '_>,
     active: VectorValue<'ctx>,
     cond: VectorValue<'ctx>,

@@ -24,6 +24,7 @@ pub(crate) mod posted;
 mod routine;
 mod scalar_shadows;
 pub mod shape;
+mod uniform_divisor;
 mod warp;
 
 use crate::abi::{self, offsets};

@@ -3,7 +3,8 @@
 //! multiply by a reciprocal computed once per warp: the optimised IR has
 //! one scalar division and no vector one, and every quotient and remainder
 //! is the interpreter's, at the edges of the divisor and dividend ranges,
-//! for division by zero and for MIN / -1.
+//! for division by zero and for MIN / -1. Outside loops the quotient is a
+//! call of a shared routine, one per dividend; inside loops it is inline.
 
 mod direct;
 
@@ -58,9 +59,33 @@ fn signed() -> String {
         .replace("rem.u", "rem.s")
 }
 
+/// `text` (a kernel of this file) with its body in a loop that runs once.
+fn in_a_loop(text: &str) -> String {
+    let looped = text
+        .replace(
+            "kernel @main workgroup(64) {\n",
+            "kernel @main workgroup(64) {\n  var $round: i32\n",
+        )
+        .replace(
+            "  if %in_range {\n",
+            "  loop {\n  %done = cmp.ge.u $round, 1\n  if %done {\n    break\n  }\n  \
+             $round = add $round, 1\n  if %in_range {\n",
+        )
+        .replace("  }\n}\n", "  }\n  }\n}\n");
+    assert_ne!(looped, text, "no loop added");
+    looped
+}
+
+const ROUTINE_CALL: &str = "call <32 x i32> @warpjit.div.uniform.u32(";
+
 #[test]
 fn division_by_a_parameter_has_no_vector_division() {
-    for text in [BY_PARAMETER.to_string(), signed()] {
+    for text in [
+        BY_PARAMETER.to_string(),
+        signed(),
+        in_a_loop(BY_PARAMETER),
+        in_a_loop(&signed()),
+    ] {
         let ir = optimised_ir(&module(&text), &JitOptions::default());
         assert!(ir.contains("udiv i64"), "no scalar reciprocal in\n{ir}");
         for vector_division in ["fdiv <32 x double>", "udiv <", "sdiv <", "urem <", "srem <"] {
@@ -69,6 +94,20 @@ fn division_by_a_parameter_has_no_vector_division() {
                 "`{vector_division}` in\n{ir}"
             );
         }
+    }
+}
+
+#[test]
+fn the_quotient_is_a_call_outside_loops_one_per_dividend() {
+    for text in [BY_PARAMETER.to_string(), signed()] {
+        let ir = optimised_ir(&module(&text), &JitOptions::default());
+        // Three dividends (x, the multiple, the value below it), each with
+        // a division and a remainder.
+        assert_eq!(ir.matches(ROUTINE_CALL).count(), 3, "in\n{ir}");
+    }
+    for text in [in_a_loop(BY_PARAMETER), in_a_loop(&signed())] {
+        let ir = optimised_ir(&module(&text), &JitOptions::default());
+        assert!(!ir.contains(ROUTINE_CALL), "a call in the loop in\n{ir}");
     }
 }
 
@@ -151,11 +190,13 @@ fn word(out: &[u8], i: usize) -> u32 {
 #[test]
 fn unsigned_division_by_a_parameter_matches_the_interpreter() {
     let divisors = divisors();
-    let out = compare(BY_PARAMETER, &divisors);
-    // The launch did run: with the last divisor, lane 1's dividend (1)
-    // gives quotient 0 and remainder 1 unless the divisor is 1.
-    let last = *divisors.last().expect("divisors");
-    assert_eq!((word(&out, 6), word(&out, 7)), (1 / last, 1 % last));
+    for text in [BY_PARAMETER.to_string(), in_a_loop(BY_PARAMETER)] {
+        let out = compare(&text, &divisors);
+        // The launch did run: with the last divisor, lane 1's dividend (1)
+        // gives quotient 0 and remainder 1 unless the divisor is 1.
+        let last = *divisors.last().expect("divisors");
+        assert_eq!((word(&out, 6), word(&out, 7)), (1 / last, 1 % last));
+    }
 }
 
 #[test]
@@ -164,9 +205,12 @@ fn signed_division_by_a_parameter_matches_the_interpreter() {
     // Negative divisors, -1 (MIN is among the dividends) and MIN last.
     divisors.extend([-1i32, -2, -3, -7, -641, -768, i32::MIN + 1].map(|d| d as u32));
     divisors.push(i32::MIN as u32);
-    let out = compare(&signed(), &divisors);
-    // The launch did run: by MIN, lane 7's dividend (MIN) gives quotient 1
-    // and remainder 0, lane 8's (MIN + 1) quotient 0 and itself.
-    assert_eq!((word(&out, 7 * 6), word(&out, 7 * 6 + 1)), (1, 0));
-    assert_eq!((word(&out, 8 * 6), word(&out, 8 * 6 + 1)), (0, 0x8000_0001));
+    for text in [signed(), in_a_loop(&signed())] {
+        let out = compare(&text, &divisors);
+        // The launch did run: by MIN, lane 7's dividend (MIN) gives
+        // quotient 1 and remainder 0, lane 8's (MIN + 1) quotient 0 and
+        // itself.
+        assert_eq!((word(&out, 7 * 6), word(&out, 7 * 6 + 1)), (1, 0));
+        assert_eq!((word(&out, 8 * 6), word(&out, 8 * 6 + 1)), (0, 0x8000_0001));
+    }
 }

@@ -1,7 +1,7 @@
 //! Instructions other than calls: each computes its results in all 32
 //! lanes, with every operand made safe first (inactive lanes execute too).
 
-use super::{memory, FnLowering};
+use super::{memory, uniform_divisor, FnLowering};
 use crate::abi::offsets;
 use crate::emit::LANES;
 use crate::JitError;
@@ -536,102 +536,6 @@ fn div32<'ctx>(
     Ok((q, r))
 }
 
-/// 32-bit `a / d` (or `a % d`) for a divisor `d` the same in every lane
-/// but known only when the code runs (a parameter, a loop counter): a
-/// multiply by a reciprocal computed once from the scalar (Granlund and
-/// Montgomery, "Division by invariant integers using multiplication",
-/// figure 4.1), instead of a vector division. With l = ceil(log2 d) and
-/// m = floor(2^32 (2^l - d) / d) + 1 < 2^32, t = (m a) >> 32 gives
-/// a / d = (t + ((a - t) >> min(l, 1))) >> max(l - 1, 0) for every
-/// unsigned 32-bit `a`. Signed division divides the magnitudes (|MIN| is
-/// 2^31 unsigned) and negates the quotient when the signs differ, which
-/// truncates toward zero and wraps MIN / -1 to MIN with remainder 0.
-/// Division by zero gives the same results as elsewhere (quotient all
-/// ones, remainder the dividend).
-fn divide_by_uniform<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    a: V<'ctx>,
-    d: IntValue<'ctx>,
-    signed: bool,
-    quotient: bool,
-) -> Result<V<'ctx>, JitError> {
-    let e = fl.e;
-    let b = &e.b;
-    let (i32t, i64t) = (e.i32(), e.i64());
-    let by_zero = b.build_int_compare(IntPredicate::EQ, d, i32t.const_zero(), "")?;
-    let nonzero = b
-        .build_select(by_zero, i32t.const_int(1, false), d, "")?
-        .into_int_value();
-    let splat = |x: IntValue<'ctx>| e.splat(x.into());
-    let lanes_zero = a.get_type().const_zero();
-    // Magnitudes for signed division (|MIN| wraps to MIN, 2^31 unsigned).
-    let (dividend, divisor) = if signed {
-        let negative = b.build_int_compare(IntPredicate::SLT, a, lanes_zero, "")?;
-        let a_abs = b.build_select(negative, b.build_int_neg(a, "")?, a, "")?;
-        let d_negative = b.build_int_compare(IntPredicate::SLT, nonzero, i32t.const_zero(), "")?;
-        let d_abs = b.build_select(d_negative, b.build_int_neg(nonzero, "")?, nonzero, "")?;
-        (a_abs.into_vector_value(), d_abs.into_int_value())
-    } else {
-        (a, nonzero)
-    };
-    let below = b.build_int_sub(divisor, i32t.const_int(1, false), "")?;
-    let zeros = e.call_intrinsic(
-        "llvm.ctlz",
-        &[i32t.into()],
-        &[below.into(), e.i1().const_zero().into()],
-    )?;
-    let l = b.build_int_sub(i32t.const_int(32, false), zeros.into_int_value(), "")?;
-    let wide = |x| b.build_int_z_extend(x, i64t, "");
-    let d64 = wide(divisor)?;
-    let power = b.build_left_shift(i64t.const_int(1, false), wide(l)?, "")?;
-    let excess = b.build_left_shift(
-        b.build_int_sub(power, d64, "")?,
-        i64t.const_int(32, false),
-        "",
-    )?;
-    let m = b.build_int_add(
-        b.build_int_unsigned_div(excess, d64, "")?,
-        i64t.const_int(1, false),
-        "",
-    )?;
-    let shift1 = b
-        .build_select(
-            b.build_int_compare(IntPredicate::EQ, l, i32t.const_zero(), "")?,
-            i32t.const_zero(),
-            i32t.const_int(1, false),
-            "",
-        )?
-        .into_int_value();
-    let shift2 = b.build_int_sub(l, shift1, "")?;
-    // The high halves of the 64-bit products a * m (one `vpmuludq` per
-    // pair of lanes).
-    let lanes64 = e.int_vec(64);
-    let product = b.build_int_mul(
-        b.build_int_z_extend(dividend, lanes64, "")?,
-        b.build_int_z_extend(splat(b.build_int_truncate(m, i32t, "")?)?, lanes64, "")?,
-        "",
-    )?;
-    let high = b.build_right_shift(product, e.splat_int(64, 32), false, "")?;
-    let t = b.build_int_truncate(high, e.int_vec(32), "")?;
-    let half = b.build_right_shift(b.build_int_sub(dividend, t, "")?, splat(shift1)?, false, "")?;
-    let mut q = b.build_right_shift(b.build_int_add(t, half, "")?, splat(shift2)?, false, "")?;
-    if signed {
-        let signs = b.build_xor(a, splat(nonzero)?, "")?;
-        let differ = b.build_int_compare(IntPredicate::SLT, signs, lanes_zero, "")?;
-        q = b
-            .build_select(differ, b.build_int_neg(q, "")?, q, "")?
-            .into_vector_value();
-    }
-    let ones = e.splat_int(32, u64::MAX);
-    let v = if quotient {
-        b.build_select(by_zero, ones, q, "")?
-    } else {
-        let r = b.build_int_sub(a, b.build_int_mul(q, splat(nonzero)?, "")?, "")?;
-        b.build_select(by_zero, a, r, "")?
-    };
-    Ok(v.into_vector_value())
-}
-
 fn select<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     c: V<'ctx>,
@@ -967,7 +871,7 @@ fn binary<'ctx>(
             }
             if w == 32 {
                 if let Some(d) = e.splat_scalar(b) {
-                    return divide_by_uniform(fl, a, d.into_int_value(), signed, quotient);
+                    return uniform_divisor::divide(fl, a, d.into_int_value(), signed, quotient);
                 }
             }
             // Never let a zero divisor reach the division, nor -1 under MIN

@@ -1,13 +1,14 @@
 //! Routines compiled once per thread, target and optimisation level
 //! (`engine/routines.rs`) and called by every module that declares them:
-//! the lane-by-lane paths of loads and stores (`memory/lanes.rs`) and the
-//! math functions (`math.rs`). A routine is the same code whichever kernel
+//! the lane-by-lane paths of loads and stores (`memory/lanes.rs`), the
+//! math functions (`math.rs`) and division by a uniform divisor
+//! (`uniform_divisor.rs`). A routine is the same code whichever kernel
 //! calls it, and code generation for it costs milliseconds; compiled into
 //! each module, it was a large part of the cold compile of the kernels
 //! that need it.
 
 use crate::emit::Emit;
-use crate::lower::{math, memory};
+use crate::lower::{math, memory, uniform_divisor};
 use crate::JitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::values::FunctionValue;
@@ -27,6 +28,8 @@ pub enum RoutineBody {
     Lanes { kind: u32, format: MemFormat },
     /// exp2, log2, sin or cos of 32 lanes of `ty` (f32 or f64).
     Math { op: UnaryOp, ty: Type },
+    /// The unsigned quotient of 32 lanes by a nonzero scalar.
+    UniformQuotient,
 }
 
 /// Defines the routine `spec` in `llmod` as an exported function for the
@@ -48,6 +51,7 @@ pub fn define_routine<'ctx>(
             memory::define_lanes_routine(&e, &spec.name, kind, format, &target)
         }
         RoutineBody::Math { op, ty } => math::define_routine(&e, &spec.name, op, ty, &target),
+        RoutineBody::UniformQuotient => uniform_divisor::define_routine(&e, &target),
     }
 }
 

@@ -4,7 +4,9 @@
 //! AVX-512, exp2's final scaling is one `vscalef` that rounds the same
 //! product once).
 
-use super::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
+use super::routine::{
+    add_routine_attributes, call_shared, caller_target, RoutineBody, RoutineSpec,
+};
 use super::FnLowering;
 use crate::emit::{Emit, LANES};
 use crate::JitError;
@@ -260,22 +262,12 @@ pub fn unary<'ctx>(
         return inline(e, op, x, ty);
     };
     let name = routine_name(op, ty);
-    let f = match e.module.get_function(&name) {
-        Some(f) => f,
-        None => {
-            let f = declare(e, &name, ty, &caller_target(fl.func));
-            shared.borrow_mut().push(RoutineSpec {
-                name,
-                body: RoutineBody::Math { op, ty },
-            });
-            f
-        }
+    let spec = RoutineSpec {
+        name: name.clone(),
+        body: RoutineBody::Math { op, ty },
     };
-    e.b.build_call(f, &[x.into()], "")?
-        .try_as_basic_value()
-        .basic()
-        .map(|v| v.into_vector_value())
-        .ok_or_else(|| JitError::Internal("a math routine without a result".into()))
+    let declare = || declare(e, &name, ty, &caller_target(fl.func));
+    call_shared(e, shared, spec, declare, &[x.into()])
 }
 
 /// The routine's operations on `x`, emitted where the builder is.

@@ -11,7 +11,8 @@ use crate::emit::Emit;
 use crate::lower::{math, memory, uniform_divisor};
 use crate::JitError;
 use inkwell::attributes::{Attribute, AttributeLoc};
-use inkwell::values::FunctionValue;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, VectorValue};
+use std::cell::RefCell;
 use warpjit_ir::{MemFormat, Type, UnaryOp};
 
 /// A routine: its symbol and what it computes.
@@ -75,4 +76,34 @@ pub(crate) fn caller_target<'ctx>(f: FunctionValue<'ctx>) -> Vec<Attribute> {
         .iter()
         .filter_map(|key| f.get_string_attribute(AttributeLoc::Function, key))
         .collect()
+}
+
+/// Calls the shared routine `spec` with `args` and returns its vector
+/// result. On the module's first call, `declare` declares it and `spec`
+/// joins `shared`, the routines the engine supplies.
+pub(crate) fn call_shared<'ctx>(
+    e: &Emit<'ctx, '_>,
+    shared: &RefCell<Vec<RoutineSpec>>,
+    spec: RoutineSpec,
+    declare: impl FnOnce() -> FunctionValue<'ctx>,
+    args: &[BasicMetadataValueEnum<'ctx>],
+) -> Result<VectorValue<'ctx>, JitError> {
+    let f = match e.module.get_function(&spec.name) {
+        Some(f) => f,
+        None => {
+            let f = declare();
+            shared.borrow_mut().push(spec);
+            f
+        }
+    };
+    e.b.build_call(f, args, "")?
+        .try_as_basic_value()
+        .basic()
+        .map(|v| v.into_vector_value())
+        .ok_or_else(|| {
+            JitError::Internal(format!(
+                "the routine {} has no result",
+                f.get_name().to_string_lossy()
+            ))
+        })
 }

@@ -10,7 +10,9 @@
 //! same operands. Inside a loop it stays inline, where its code runs every
 //! iteration.
 
-use super::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
+use super::routine::{
+    add_routine_attributes, call_shared, caller_target, RoutineBody, RoutineSpec,
+};
 use super::FnLowering;
 use crate::emit::Emit;
 use crate::JitError;
@@ -80,22 +82,12 @@ fn unsigned_quotient<'ctx>(
     let Some(shared) = e.shared_routines.as_ref().filter(|_| !fl.in_loop()) else {
         return inline_quotient(e, x, d);
     };
-    let f = match e.module.get_function(ROUTINE) {
-        Some(f) => f,
-        None => {
-            let f = declare(e, &caller_target(fl.func));
-            shared.borrow_mut().push(RoutineSpec {
-                name: ROUTINE.to_string(),
-                body: RoutineBody::UniformQuotient,
-            });
-            f
-        }
+    let spec = RoutineSpec {
+        name: ROUTINE.to_string(),
+        body: RoutineBody::UniformQuotient,
     };
-    e.b.build_call(f, &[x.into(), d.into()], "")?
-        .try_as_basic_value()
-        .basic()
-        .map(|v| v.into_vector_value())
-        .ok_or_else(|| JitError::Internal("a division routine without a result".into()))
+    let declare = || declare(e, &caller_target(fl.func));
+    call_shared(e, shared, spec, declare, &[x.into(), d.into()])
 }
 
 /// `x / d` unsigned for a nonzero `d`, emitted where the builder is. With

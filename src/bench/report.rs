@@ -68,7 +68,39 @@ fn ratio(v: Option<f64>) -> String {
     }
 }
 
-/// The text table, then notes on what failed.
+/// Every timed run of a row does the same work, so a median more than this
+/// many times the min says the runs were disturbed (other load on the
+/// machine, its clock changing). Quiet runs of the workloads on a 2-core
+/// host stay within about 1.2x, memory-bound ones included.
+pub const UNSTEADY_SPREAD: f64 = 1.25;
+
+/// The note naming the rows whose runs strayed (`None` when none did).
+fn unsteady_note(rows: &[Measurement]) -> Option<String> {
+    let strayed: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let spread = r.spread().filter(|&s| s > UNSTEADY_SPREAD)?;
+            Some(format!("{} {} {spread:.2}x", r.case, r.label))
+        })
+        .collect();
+    (!strayed.is_empty()).then(|| {
+        format!(
+            "unsteady: {} row{} with a median over {UNSTEADY_SPREAD}x the min, so the \
+             machine was busy during the run and the ratios of {} are uncertain (run again \
+             on a quieter machine, or with more --runs): {}",
+            strayed.len(),
+            if strayed.len() == 1 { "" } else { "s" },
+            if strayed.len() == 1 {
+                "that row"
+            } else {
+                "those rows"
+            },
+            strayed.join(", ")
+        )
+    })
+}
+
+/// The text table, then notes on what failed and on unsteady rows.
 pub fn table(rows: &[Measurement]) -> String {
     let header = [
         "case",
@@ -180,6 +212,7 @@ pub fn table(rows: &[Measurement]) -> String {
          computation (micro-benchmarks: the first engine's output).\n",
         crate::bench::engines::COLD_COMPILES
     ));
+    notes.extend(unsteady_note(rows));
     for note in notes {
         out.push_str(&note);
         out.push('\n');
@@ -240,7 +273,8 @@ pub fn json(rows: &[Measurement], machine: &[(&str, String)]) -> String {
             format!(
                 "    {{\"case\": {}, \"id\": {}, \"config\": {}, \"label\": {}, \"unit\": {}, \
                  \"units_per_run\": {}, \"warmed_up\": {}, \"times_s\": [{}], \"min_s\": {}, \
-                 \"median_s\": {}, \"throughput_per_s\": {}, \"compile_s\": {}, \
+                 \"median_s\": {}, \"median_over_min\": {}, \"throughput_per_s\": {}, \
+                 \"compile_s\": {}, \
                  \"speedup_vs_interp\": {}, \"speedup_vs_rust1\": {}, \"speedup_vs_rayon\": {}, \
                  \"outcome\": {}, \"error\": {}}}",
                 json_string(&r.case),
@@ -253,6 +287,7 @@ pub fn json(rows: &[Measurement], machine: &[(&str, String)]) -> String {
                 times.join(", "),
                 secs(r.min()),
                 secs(r.median()),
+                json_number(r.spread()),
                 json_number(r.throughput()),
                 secs(r.compile),
                 json_number(speedup(rows, r, "interp")),
@@ -406,4 +441,59 @@ pub fn svg(rows: &[Measurement]) -> String {
     );
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::engines::Engine;
+    use crate::bench::runner::{Config, Outcome};
+
+    fn row(label_sms: u32, times_ms: &[u64]) -> Measurement {
+        Measurement {
+            case: "saxpy".into(),
+            id: "W2",
+            unit: "elements",
+            config: Config::Kernel(Engine::Jit { sms: label_sms }),
+            label: format!("jit {label_sms} SM"),
+            units: 1e6,
+            times: times_ms.iter().map(|&t| Duration::from_millis(t)).collect(),
+            warmed_up: true,
+            compile: None,
+            outcome: Outcome::Checked,
+        }
+    }
+
+    #[test]
+    fn rows_whose_median_strays_from_the_min_are_named() {
+        // Medians 10 / 10 ms (spread 1.0) and 13 / 10 ms (1.3).
+        let steady = row(1, &[10, 10, 11, 10, 12]);
+        let strayed = row(2, &[13, 10, 14, 13, 20]);
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-9);
+        assert!(near(steady.spread(), 1.0), "{:?}", steady.spread());
+        assert!(near(strayed.spread(), 1.3), "{:?}", strayed.spread());
+        let text = table(&[steady.clone(), strayed.clone()]);
+        let note = text
+            .lines()
+            .find(|l| l.starts_with("unsteady:"))
+            .unwrap_or_else(|| panic!("no note in\n{text}"));
+        assert!(note.contains("1 row with"), "{note}");
+        assert!(note.ends_with(": saxpy jit 2 SM 1.30x"), "{note}");
+        assert!(!table(&[steady]).contains("unsteady"));
+        let json = json(&[strayed], &[]);
+        let field = json
+            .split("\"median_over_min\": ")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|v| v.parse::<f64>().ok());
+        assert!(near(field, 1.3), "{json}");
+    }
+
+    #[test]
+    fn fewer_than_three_runs_have_no_spread() {
+        let two = row(1, &[10, 30]);
+        assert_eq!(two.spread(), None);
+        assert!(!table(&[two]).contains("unsteady"));
+        assert!(json(&[row(1, &[10])], &[]).contains("\"median_over_min\": null,"));
+    }
 }

@@ -89,6 +89,16 @@ impl Measurement {
         median(&self.times)
     }
 
+    /// The median over the min, from three timed runs on: how far the
+    /// typical run strayed from the best one.
+    pub fn spread(&self) -> Option<f64> {
+        if self.times.len() < 3 {
+            return None;
+        }
+        let (min, median) = (self.min()?.as_secs_f64(), self.median()?.as_secs_f64());
+        (min > 0.0).then(|| median / min)
+    }
+
     /// Units per second at the median time.
     pub fn throughput(&self) -> Option<f64> {
         let median = self.median()?.as_secs_f64();

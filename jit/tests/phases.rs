@@ -71,13 +71,16 @@ kernel @main {
   store.u32 @out, %oaddr, %total
 }";
 
-#[test]
-fn what_crosses_a_barrier_is_what_the_interpreter_sees() {
+/// Per workgroup size, the faults and the output words of three
+/// workgroups of `src`, on the JIT and on the interpreter (which must agree).
+type Outputs = Vec<(u32, warpjit_runtime::FaultReport, Vec<u32>)>;
+
+fn jit_and_interpreter_agree(src: &str) -> Outputs {
     let mut results = Vec::new();
     for backend in backends() {
         let name = backend.name().to_string();
         let runtime = runtime_on(backend, 2, 32);
-        let kernel = kernel(&runtime, THREE_PHASES);
+        let kernel = kernel(&runtime, src);
         let mut per_size = Vec::new();
         for size in [1u32, 31, 32, 33, 64, 100, 257, 1024] {
             let mut buffers: Vec<Buffer> = vec![zeros_u32(3 * u64::from(size))];
@@ -96,9 +99,67 @@ fn what_crosses_a_barrier_is_what_the_interpreter_sees() {
     let (jit_name, jit) = &results[0];
     let (interp_name, interp) = &results[1];
     assert_eq!(jit, interp, "{jit_name} vs {interp_name}");
+    results.swap_remove(1).1
+}
+
+#[test]
+fn what_crosses_a_barrier_is_what_the_interpreter_sees() {
+    let interp = jit_and_interpreter_agree(THREE_PHASES);
     // Lane 5 returned and lane 9 was killed before the first barrier: the
     // phases after it leave their words untouched.
     let (_, _, words) = &interp[3];
     assert_eq!((words[5], words[9]), (0, 0));
     assert_ne!(words[4], 0);
+}
+
+/// Variables carried only as far as they are read: `$early` is read in
+/// phase 0 only, `$kept` is assigned in some lanes in phase 1 and read in
+/// phase 2 (the other lanes keep phase 0's value), `$late` is assigned and
+/// read in phase 1 only, and `$twice` is assigned in phases 0 and 2 and
+/// read in phase 2 after some lanes reassign it.
+const PARTLY_CARRIED: &str = "
+buffer @out[0]: u32
+kernel @main {
+  var $early: i32
+  var $kept: i32
+  var $late: i32
+  var $twice: i32
+  %gid = global_id.x
+  %lane = lane_id
+  $early = add %gid, 7
+  $kept = mul %gid, 5
+  $twice = add %lane, 100
+  %first = add $early, 1
+  barrier
+  %low = cmp.lt.u %lane, 12
+  if %low {
+    $kept = add $kept, 1000
+  }
+  $late = shl %lane, 3
+  %late_sum = add $late, %first
+  barrier
+  %high = cmp.gt.u %lane, 20
+  if %high {
+    $twice = sub $twice, 50
+  }
+  %a = add $kept, %late_sum
+  %b = add %a, $twice
+  %oaddr = shl %gid, 2
+  store.u32 @out, %oaddr, %b
+}";
+
+#[test]
+fn variables_are_carried_as_far_as_a_phase_reads_them() {
+    let interp = jit_and_interpreter_agree(PARTLY_CARRIED);
+    // Workgroup size 64, lane 3 of the first warp and lane 25 of the second.
+    let (size, _, words) = &interp[4];
+    assert_eq!(*size, 64);
+    let expect = |gid: u32, lane: u32| {
+        let kept = gid * 5 + if lane < 12 { 1000 } else { 0 };
+        let late_sum = (lane << 3) + gid + 8;
+        let twice = lane + 100 - if lane > 20 { 50 } else { 0 };
+        kept + late_sum + twice
+    };
+    assert_eq!(words[3], expect(3, 3));
+    assert_eq!(words[57], expect(57, 25));
 }

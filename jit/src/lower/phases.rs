@@ -16,7 +16,8 @@
 //!   phase (values defined in nested blocks are not visible outside them),
 //!   except those a later phase recomputes: IDs, constants, parameters and
 //!   cheap lane-wise arithmetic on them ([`recomputable`]);
-//! - every variable, and every private array.
+//! - every variable a later phase reads, until the last phase reading it;
+//! - every private array.
 //!
 //! The live and helper masks are in the warp's context already.
 
@@ -43,10 +44,32 @@ pub struct PhaseLayout {
     /// those defining the earlier values it uses that are cheaper to
     /// recompute than to keep (see [`recomputable`]).
     pub recomputes: Vec<Vec<usize>>,
-    pub vars: Vec<u32>,
+    /// Per variable, when a phase after the first reads it: its slot and
+    /// the last phase that does. Phases before that one save it when they
+    /// end, and phases from the second to that one load it when they start.
+    pub vars: Vec<Option<CarriedVar>>,
     pub privates: Vec<u32>,
     /// The size of one warp's phase state.
     pub bytes: u32,
+}
+
+/// A variable carried from phase to phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CarriedVar {
+    pub slot: u32,
+    pub last_read: usize,
+}
+
+impl CarriedVar {
+    /// Whether phase `phase` loads the variable when it starts.
+    pub fn loaded_by(self, phase: usize) -> bool {
+        phase > 0 && phase <= self.last_read
+    }
+
+    /// Whether phase `phase` saves the variable when it ends.
+    pub fn saved_by(self, phase: usize) -> bool {
+        phase < self.last_read
+    }
 }
 
 /// Offset of the returned-lanes mask in the phase state.
@@ -97,23 +120,27 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
     };
     let lanes = u64::from(warpjit_ir::WARP_SIZE);
     let vector = |ty: Type| lanes * u64::from(ty.bits().div_ceil(8));
-    // Per phase, the values its statements (nested ones included) read.
-    let used: Vec<Vec<bool>> = phases
+    // Per phase, the values and the variables its statements (nested ones
+    // included) read.
+    let (used, vars_used): (Vec<Vec<bool>>, Vec<Vec<bool>>) = phases
         .iter()
         .map(|r| {
             let mut read = vec![false; f.values.len()];
+            let mut vars_read = vec![false; f.vars.len()];
             for s in &stmts[r.clone()] {
                 walk_stmt(s, &mut |inner| {
                     for o in inner.operands() {
-                        if let Operand::Value(v) = o {
-                            read[v.0 as usize] = true;
+                        match o {
+                            Operand::Value(v) => read[v.0 as usize] = true,
+                            Operand::Var(v) => vars_read[v.0 as usize] = true,
+                            _ => {}
                         }
                     }
                 });
             }
-            read
+            (read, vars_read)
         })
-        .collect();
+        .unzip();
     let recomputed_by = recomputable(stmts, f.values.len());
     let mut values = vec![None; f.values.len()];
     let mut defined_in = vec![usize::MAX; f.values.len()];
@@ -166,11 +193,22 @@ pub fn layout(f: &Function, calls_barrier: &dyn Fn(u32) -> bool) -> Option<Phase
             (0..stmts.len()).filter(|&at| needed[at]).collect()
         })
         .collect();
-    let vars = f
-        .vars
-        .iter()
-        .map(|v| slot(vector(v.ty)))
-        .collect::<Option<Vec<_>>>()?;
+    // A variable no later phase reads needs no slot: what a phase assigns
+    // to it only matters to reads in that phase. (An assignment in some
+    // lanes keeps the others' values, so it counts as a read of the old
+    // value only if the variable is read afterwards, and then that read
+    // carries it.)
+    let mut vars = Vec::with_capacity(f.vars.len());
+    for (v, var) in f.vars.iter().enumerate() {
+        let last_read = (1..phases.len()).rev().find(|&p| vars_used[p][v]);
+        vars.push(match last_read {
+            Some(last_read) => Some(CarriedVar {
+                slot: slot(vector(var.ty))?,
+                last_read,
+            }),
+            None => None,
+        });
+    }
     let privates = f
         .privates
         .iter()
@@ -272,8 +310,12 @@ pub(super) fn lower_phases<'ctx>(
                     .into_int_value();
                 fl.mask.set_live(e, e.bits_to_mask(live)?)?;
             }
-            for (v, (var, &offset)) in f.vars.iter().zip(&layout.vars).enumerate() {
-                let value = e.load_aligned(e.vec_type(var.ty).into(), at(offset)?, SLOT_ALIGN)?;
+            for (v, (var, carried)) in f.vars.iter().zip(&layout.vars).enumerate() {
+                let Some(carried) = carried.filter(|c| c.loaded_by(index)) else {
+                    continue;
+                };
+                let ty = e.vec_type(var.ty).into();
+                let value = e.load_aligned(ty, at(carried.slot)?, SLOT_ALIGN)?;
                 b.build_store(fl.vars[v], value)?;
             }
             // Earlier phases' code does not reach here: only what the
@@ -303,10 +345,13 @@ pub(super) fn lower_phases<'ctx>(
         if index + 1 < layout.phases.len() {
             let bits = e.mask_to_bits(fl.mask.remaining(e)?)?;
             e.store_aligned(at(RETURNED)?, bits.into(), 4)?;
-            for (v, &offset) in layout.vars.iter().enumerate() {
+            for (v, carried) in layout.vars.iter().enumerate() {
+                let Some(carried) = carried.filter(|c| c.saved_by(index)) else {
+                    continue;
+                };
                 let ty = e.vec_type(f.vars[v].ty);
                 let value = b.build_load(ty, fl.vars[v], "")?;
-                e.store_aligned(at(offset)?, value, SLOT_ALIGN)?;
+                e.store_aligned(at(carried.slot)?, value, SLOT_ALIGN)?;
             }
             for v in &layout.saves[index] {
                 let (Some(offset), Some(value)) = (slot_of(v.0 as usize), fl.values[v.0 as usize])
@@ -358,8 +403,29 @@ mod tests {
             vec![vec![ValueId(0), ValueId(1)], vec![], vec![]]
         );
         assert_eq!(layout.recomputes, vec![Vec::<usize>::new(); 3]);
-        // Mask, %a, %b and $v: 128 bytes each after the mask's 64.
-        assert_eq!(layout.vars.len(), 1);
+        // No phase reads $v: the mask's 64 bytes, then %a and %b, 128
+        // bytes each.
+        assert_eq!(layout.vars, vec![None]);
+        assert_eq!(layout.bytes, 64 + 2 * 128);
+    }
+
+    #[test]
+    fn variables_are_kept_until_the_last_phase_that_reads_them() {
+        let f = kernel(
+            "var $a: i32\nvar $b: i32\nvar $c: i32\n$a = mov 1\n$b = mov 2\nbarrier\n$c = mov $b\nbarrier\n%x = add $a, $c\nstore.u32 @out, 0, %x\nbarrier\n$b = mov 3",
+        );
+        let layout = layout(&f, &calls_barrier).expect("phased");
+        let carried = |v: usize| layout.vars[v].map(|c| c.last_read);
+        // $a: read in phase 2; $b: in phase 1 ($b's write in phase 3 is
+        // not a read); $c: in phase 2.
+        assert_eq!(
+            (carried(0), carried(1), carried(2)),
+            (Some(2), Some(1), Some(2))
+        );
+        let a = layout.vars[0].unwrap();
+        let saved: Vec<usize> = (0..4).filter(|&p| a.saved_by(p)).collect();
+        let loaded: Vec<usize> = (0..4).filter(|&p| a.loaded_by(p)).collect();
+        assert_eq!((saved, loaded), (vec![0, 1], vec![1, 2]));
         assert_eq!(layout.bytes, 64 + 3 * 128);
     }
 

@@ -68,8 +68,8 @@ fn ratio(v: Option<f64>) -> String {
     }
 }
 
-/// Every timed run of a row does the same work, so a median more than this
-/// many times the min says the runs were disturbed (other load on the
+/// Every timed run of a row does the same work, so a median this many
+/// times the min or more says the runs were disturbed (other load on the
 /// machine, its clock changing). Quiet runs of the workloads on a 2-core
 /// host stay within about 1.2x, memory-bound ones included.
 pub const UNSTEADY_SPREAD: f64 = 1.25;
@@ -79,15 +79,16 @@ fn unsteady_note(rows: &[Measurement]) -> Option<String> {
     let strayed: Vec<String> = rows
         .iter()
         .filter_map(|r| {
-            let spread = r.spread().filter(|&s| s > UNSTEADY_SPREAD)?;
+            let spread = r.spread().filter(|&s| s >= UNSTEADY_SPREAD)?;
             Some(format!("{} {} {spread:.2}x", r.case, r.label))
         })
         .collect();
     (!strayed.is_empty()).then(|| {
         format!(
-            "unsteady: {} row{} with a median over {UNSTEADY_SPREAD}x the min, so the \
-             machine was busy during the run and the ratios of {} are uncertain (run again \
-             on a quieter machine, or with more --runs): {}",
+            "unsteady: {} row{} with a median at least {UNSTEADY_SPREAD}x the min: \
+             their runs were disturbed (other work on the machine, a changing clock), so \
+             the ratios of {} are uncertain; run again on a quieter machine or with more \
+             --runs: {}",
             strayed.len(),
             if strayed.len() == 1 { "" } else { "s" },
             if strayed.len() == 1 {

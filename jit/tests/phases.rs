@@ -163,3 +163,51 @@ fn variables_are_carried_as_far_as_a_phase_reads_them() {
     assert_eq!(words[3], expect(3, 3));
     assert_eq!(words[57], expect(57, 25));
 }
+
+/// No lane returns before the first barrier, so in code for whole warps
+/// phase 1 starts with all 32 lanes (killed lanes leave the live mask
+/// only); lanes return in phase 1, so phase 2 must take the lanes that
+/// remain from the phase state.
+const LATE_RETURN: &str = "
+buffer @out[0]: u32
+kernel @main {
+  %gid = global_id.x
+  %lane = lane_id
+  %oaddr = shl %gid, 2
+  %dead = cmp.eq %lane, 9
+  if %dead {
+    kill
+  }
+  barrier
+  %first = active_mask
+  %quit = cmp.gt.u %lane, 27
+  if %quit {
+    return
+  }
+  barrier
+  %second = active_mask
+  %low = and %second, 0xffff
+  %sum = add %first, %low
+  store.u32 @out, %oaddr, %sum
+}";
+
+#[test]
+fn lanes_that_return_after_the_first_barrier_stay_out() {
+    let interp = jit_and_interpreter_agree(LATE_RETURN);
+    // Workgroup size 64: every lane but 9 (killed) and 28-31 (returned)
+    // stores the first phase's mask (all but lane 9) plus the low half of
+    // the second's.
+    let (size, _, words) = &interp[4];
+    assert_eq!(*size, 64);
+    let first = !(1u32 << 9);
+    let second = first & 0x0fff_ffff;
+    let expect = first.wrapping_add(second & 0xffff);
+    assert_eq!(
+        (words[0], words[27], words[32 + 27]),
+        (expect, expect, expect)
+    );
+    assert_eq!(
+        (words[9], words[28], words[31], words[32 + 31]),
+        (0, 0, 0, 0)
+    );
+}

@@ -11,7 +11,8 @@
 //! and so on, which is the interpreter's schedule. What a warp carries
 //! from one phase to the next lives in its phase state, a block of memory
 //! per warp laid out here:
-//! - the lanes that returned (a 32-bit mask);
+//! - the lanes that returned (a 32-bit mask), unless code for whole warps
+//!   knows no lane can have returned yet ([`whole_warp_phases`]);
 //! - every value defined by a statement of the body and used in a later
 //!   phase (values defined in nested blocks are not visible outside them),
 //!   except those a later phase recomputes: IDs, constants, parameters and
@@ -295,15 +296,23 @@ pub(super) fn lower_phases<'ctx>(
         .collect();
     b.build_switch(phase, done, &cases)?;
     let slot_of = |v: usize| layout.values.get(v).copied().flatten();
+    // Which phases start with every lane still in the kernel, known when
+    // compiling: code for whole warps where no earlier phase can return.
+    let whole = matches!(fl.start, KernelStart::WholeWarp { .. });
+    let all_remain = whole_warp_phases(stmts, &layout.phases, whole);
     for (index, range) in layout.phases.iter().enumerate() {
         b.position_at_end(blocks[index]);
         let own = &stmts[range.clone()];
         if index == 0 {
             fl.zero_privates()?;
         } else {
-            let bits = e.load_aligned(e.i32().into(), at(RETURNED)?, 4)?;
-            fl.mask
-                .set_remaining(e, e.bits_to_mask(bits.into_int_value())?)?;
+            let bits = if all_remain[index] {
+                e.i32().const_all_ones()
+            } else {
+                e.load_aligned(e.i32().into(), at(RETURNED)?, 4)?
+                    .into_int_value()
+            };
+            fl.mask.set_remaining(e, e.bits_to_mask(bits)?)?;
             if fl.start == (KernelStart::WholeWarp { may_kill: true }) {
                 let live = e
                     .load_field(fl.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?
@@ -343,8 +352,10 @@ pub(super) fn lower_phases<'ctx>(
             fl.stmt(s)?;
         }
         if index + 1 < layout.phases.len() {
-            let bits = e.mask_to_bits(fl.mask.remaining(e)?)?;
-            e.store_aligned(at(RETURNED)?, bits.into(), 4)?;
+            if !all_remain[index + 1] {
+                let bits = e.mask_to_bits(fl.mask.remaining(e)?)?;
+                e.store_aligned(at(RETURNED)?, bits.into(), 4)?;
+            }
             for (v, carried) in layout.vars.iter().enumerate() {
                 let Some(carried) = carried.filter(|c| c.saved_by(index)) else {
                     continue;
@@ -365,6 +376,24 @@ pub(super) fn lower_phases<'ctx>(
     }
     b.position_at_end(done);
     Ok(())
+}
+
+/// Per phase: whether all 32 lanes are known to be in the kernel when it
+/// starts. Code for whole warps starts with every lane, and only a
+/// `return` (in any block of an earlier phase) takes lanes out; `kill`
+/// changes the live lanes, which the context holds.
+fn whole_warp_phases(stmts: &[Stmt], phases: &[Range<usize>], whole: bool) -> Vec<bool> {
+    let mut returned = !whole;
+    phases
+        .iter()
+        .map(|range| {
+            let starts_whole = !returned;
+            for s in &stmts[range.clone()] {
+                walk_stmt(s, &mut |s| returned |= matches!(s, Stmt::Return { .. }));
+            }
+            starts_whole
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -427,6 +456,25 @@ mod tests {
         let loaded: Vec<usize> = (0..4).filter(|&p| a.loaded_by(p)).collect();
         assert_eq!((saved, loaded), (vec![0, 1], vec![1, 2]));
         assert_eq!(layout.bytes, 64 + 3 * 128);
+    }
+
+    #[test]
+    fn phases_start_whole_until_a_lane_can_have_returned() {
+        let f = kernel(
+            "%lane = lane_id\nbarrier\n%q = cmp.eq %lane, 3\nif %q {\n  return\n}\nbarrier\nstore.u32 @out, 0, %lane\nbarrier\nstore.u32 @out, 4, %lane",
+        );
+        let layout = layout(&f, &calls_barrier).expect("phased");
+        let stmts = &f.body.stmts;
+        // The `return` nested in phase 1's `if` takes lanes out for
+        // phases 2 and 3; code for any warp knows no phase whole.
+        assert_eq!(
+            whole_warp_phases(stmts, &layout.phases, true),
+            vec![true, true, false, false]
+        );
+        assert_eq!(
+            whole_warp_phases(stmts, &layout.phases, false),
+            vec![false; 4]
+        );
     }
 
     #[test]

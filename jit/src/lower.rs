@@ -299,6 +299,10 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// Per loop entered and not left, outermost first: the shadows of
     /// variables (see [`loop_vars`]), by variable.
     shadow_frames: Vec<Vec<Option<(PointerValue<'ctx>, Shadow)>>>,
+    /// Per loop entered and not left, outermost first: its exit block, if
+    /// a `break` of every lane still in the loop may branch there at once
+    /// (the loop has no `continue`, which would keep lanes in it).
+    loop_exits: Vec<Option<BasicBlock<'ctx>>>,
     /// Reads of each variable in the whole function.
     var_reads: Vec<usize>,
     /// The loop frame whose lanes are all active at the builder's
@@ -378,6 +382,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             shapes: FunctionShapes::analyse(module, f, IdLayout::known(e.workgroup)),
             row_shapes: FunctionShapes::analyse(module, f, IdLayout::WarpInOneRow),
             shadow_frames: Vec::new(),
+            loop_exits: Vec::new(),
             var_reads: loop_vars::var_reads(f, &f.body),
             every_lane_frame: None,
             same_values: vec![false; f.values.len()],
@@ -531,6 +536,21 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 } else {
                     None
                 };
+                let uniform =
+                    lane0.is_some() || self.shapes.condition(s) == Some(LaneShape::Uniform);
+                if let Some(exit) = self.whole_loop_break(uniform, then_body, else_body) {
+                    // Every lane still in the loop takes the same side, so
+                    // the taken side leaves the loop: its mask stays as it
+                    // was on the other side, where LLVM still knows it.
+                    let taken = match lane0 {
+                        Some(c0) => c0,
+                        None => e.any(e.b.build_and(self.mask.current(e)?, c, "")?)?,
+                    };
+                    let stay = self.new_block("loop.stay");
+                    e.b.build_conditional_branch(taken, exit, stay)?;
+                    e.b.position_at_end(stay);
+                    return Ok(());
+                }
                 if lane0.is_none() && else_body.stmts.is_empty() && only_mask_changes(then_body) {
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
@@ -539,8 +559,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.mask.pop_cond();
                     return Ok(());
                 }
-                let uniform =
-                    lane0.is_some() || self.shapes.condition(s) == Some(LaneShape::Uniform);
                 let taken = if uniform {
                     // All active lanes agree on `c`: the then side, if
                     // taken, has all of them, so its mask is the current
@@ -598,6 +616,8 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let header = self.new_block("loop");
                 let body_bb = self.new_block("loop.body");
                 let exit = self.new_block("loop.exit");
+                self.loop_exits
+                    .push((!loop_vars::continues(body)).then_some(exit));
                 e.b.build_unconditional_branch(header)?;
                 e.b.position_at_end(header);
                 self.spend_fuel()?;
@@ -609,6 +629,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 e.b.build_unconditional_branch(header)?;
                 self.mask.pop_loop();
                 self.shadow_frames.pop();
+                self.loop_exits.pop();
                 e.b.position_at_end(exit);
                 Ok(())
             }
@@ -939,6 +960,29 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             }
         }
         masked(self.vars[v])
+    }
+
+    /// The innermost loop's exit block when `if` (`uniform` says whether
+    /// its condition is the same in all active lanes) with these sides is
+    /// `if c { break }` taken by all of the loop's lanes or none: every lane
+    /// still in the loop is active here (`every_lane_frame`)
+    /// and no `continue` has kept some in it.
+    fn whole_loop_break(
+        &self,
+        uniform: bool,
+        then_body: &Block,
+        else_body: &Block,
+    ) -> Option<BasicBlock<'ctx>> {
+        let only_break = matches!(then_body.stmts[..], [Stmt::Break { .. }]);
+        let innermost = self.shadow_frames.len().checked_sub(1)?;
+        if !uniform
+            || !only_break
+            || !else_body.stmts.is_empty()
+            || self.every_lane_frame != Some(innermost)
+        {
+            return None;
+        }
+        self.loop_exits.last().copied().flatten()
     }
 
     /// Whether the builder is inside a loop of this function.

@@ -3,7 +3,8 @@
 //! program puts lanes where a shadow and its variable differ (lanes that
 //! broke, never entered, skipped an iteration's `if`, returned or ended)
 //! and then reads the variable where that would show, against the
-//! interpreter on every target, with partial warps.
+//! interpreter on every target, with partial warps. Uniform breaks that
+//! leave a loop at once are tested here too.
 
 mod direct;
 
@@ -648,5 +649,91 @@ fn nbody_tile_counter_is_a_scalar() {
         ir.lines()
             .any(|l| l.contains("icmp") && l.contains("i32 %j.scalar") && !l.contains('<')),
         "no scalar compare of j\n{ir}"
+    );
+}
+
+/// Uniform breaks taken by every lane still in the loop leave it at once
+/// (`whole_loop_break` in `jit/src/lower.rs`). Not so after lanes
+/// `continue`d this iteration (they come back for the next one, so they
+/// see `$i` one higher) or under a divergent `if` (the other lanes stay).
+#[test]
+fn uniform_breaks_leave_only_with_every_lane() {
+    same_as_interpreter(
+        "
+param %n: i32
+param %limit: i32
+buffer @in[0]: u32
+buffer @out[1]: u32
+kernel @main workgroup(64) {
+  var $i: i32
+  var $j: i32
+  var $sum: i32
+  var $inner: i32
+  var $k: i32
+  %g = global_id.x
+  %inside = cmp.lt.u %g, %n
+  if %inside {
+    %a = shl %g, 2
+    %x = load.u32 @in, %a
+    %odd_bit = and %x, 1
+    %odd = cmp.ne %odd_bit, 0
+    loop {
+      $i = add $i, 1
+      %mixed = xor %x, $i
+      %low = and %mixed, 3
+      %skip = cmp.eq %low, 0
+      if %skip {
+        continue
+      }
+      %done = cmp.ge.u $i, %limit
+      if %done {
+        break
+      }
+      $sum = add $sum, $i
+    }
+    loop {
+      $k = add $k, 1
+      %first = cmp.eq $k, 1
+      %wait = and %first, %odd
+      if %wait {
+        continue
+      }
+      // The same in every lane: the lanes here leave on the first
+      // iteration, the odd ones on the second.
+      %now = cmp.ge.u %limit, 5
+      if %now {
+        break
+      }
+    }
+    $sum = add $sum, $k
+    loop {
+      $j = add $j, 1
+      if %odd {
+        %early = cmp.ge.u $j, 5
+        if %early {
+          break
+        }
+      }
+      %late = cmp.ge.u $j, 9
+      if %late {
+        break
+      }
+      $inner = mov 0
+      loop {
+        %full = cmp.ge.u $inner, $j
+        if %full {
+          break
+        }
+        $inner = add $inner, 1
+      }
+      $sum = add $sum, $inner
+    }
+    %o = shl %g, 4
+    store.u32x4 @out, %o, $i, $j, $sum, $inner
+  }
+}
+",
+        1000,
+        &[7],
     );
 }

@@ -219,11 +219,15 @@ impl Runtime {
                 sms: collected.silent,
             });
         }
-        if collected.watchdog_fired {
+        // A budget that ran out after the last workgroup finished (the SMs
+        // were slow to report, on a busy machine) stopped nothing: the
+        // launch's results are complete.
+        let finished = job.finished.load(Ordering::Relaxed);
+        if collected.watchdog_fired && finished < workgroups {
             return Err(LaunchError::Watchdog {
                 kernel: kernel.name().to_string(),
                 budget: self.config.watchdog.unwrap_or_default(),
-                finished: job.finished.load(Ordering::Relaxed),
+                finished,
                 workgroups,
             });
         }

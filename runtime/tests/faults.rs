@@ -418,6 +418,51 @@ kernel @second {
     );
 }
 
+/// The interpreter, except that it returns from each workgroup only some
+/// time after finishing it.
+struct SlowToReturn(Duration);
+
+impl Backend for SlowToReturn {
+    fn name(&self) -> &str {
+        "interp"
+    }
+
+    fn run_workgroup(
+        &self,
+        work: &Workgroup<'_>,
+        memory: &mut SmMemory<'_>,
+    ) -> Result<WorkgroupReport, ExecError> {
+        let report = InterpreterBackend.run_workgroup(work, memory);
+        std::thread::sleep(self.0);
+        report
+    }
+}
+
+#[test]
+fn a_budget_that_runs_out_after_the_last_workgroup_stops_nothing() {
+    let runtime = Runtime::with_backend(
+        RuntimeConfig {
+            watchdog: Some(Duration::from_millis(20)),
+            ..config(2, 64)
+        },
+        Arc::new(SlowToReturn(Duration::from_millis(150))),
+    )
+    .expect("valid configuration");
+    // One workgroup per SM: both finish at once, then report well after
+    // the budget, within the grace the SMs get to stop.
+    check_good_launch(&runtime, 2, 5);
+    // With more workgroups than SMs, a cancelled SM stops before its next.
+    let kernel = kernel(&runtime, WRITE_IDS);
+    let mut buffers = vec![zeros_u32(4 * 32)];
+    let err = runtime
+        .launch(&kernel, [4, 1, 1], [32, 1, 1], &[5], &mut buffers)
+        .expect_err("two workgroups per SM take twice the budget");
+    assert!(
+        matches!(err, LaunchError::Watchdog { finished, workgroups: 4, .. } if finished < 4),
+        "{err:?}"
+    );
+}
+
 /// The interpreter, except that with a first parameter of 1 it ignores the
 /// cancellation and waits until the test lets it go.
 struct Stubborn {
@@ -448,7 +493,7 @@ fn an_sm_that_ignores_the_watchdog_is_replaced_and_the_runtime_carries_on() {
     let release = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let runtime = Runtime::with_backend(
         RuntimeConfig {
-            watchdog: Some(Duration::from_millis(50)),
+            watchdog: Some(Duration::from_millis(200)),
             ..config(2, 64)
         },
         Arc::new(Stubborn {

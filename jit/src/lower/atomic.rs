@@ -16,7 +16,9 @@
 //!   jumping to combine equal-address lanes, one scatter of each address's
 //!   highest lane) measured slower on the AVX-512 host this was written on
 //!   (`jit/README.md`): its gathers and scatters cost more than 32 scalar
-//!   read-modify-writes.
+//!   read-modify-writes. A leaner form for constant addends (a popcount of
+//!   the conflicts, no pointer jumping) measured no faster on W6 on an
+//!   Intel Xeon either (`docs/benchmarks.md`, "Levers measured").
 //! - A buffer whose updates nothing can observe in flight (`posted.rs`)
 //!   takes one accessing lane's update, or one address's reduction, into
 //!   its slot on the SM instead of memory, and the updates of lanes on

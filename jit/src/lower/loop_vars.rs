@@ -204,7 +204,6 @@ impl ConditionInputs {
 
 /// Whether `block` has a `continue` for the loop whose body it is (one
 /// inside a nested loop belongs to that loop).
-/// Whether `block` has a `continue` of its own loop (not of a loop inside).
 pub fn continues(block: &Block) -> bool {
     block.stmts.iter().any(|s| match s {
         Stmt::Continue { .. } => true,

@@ -24,6 +24,8 @@ pub struct Emit<'ctx, 'a> {
     pub b: Builder<'ctx>,
     /// The target has AVX-512F: two-table permutes (`vpermi2d`) are available.
     pub avx512: bool,
+    /// The target has AVX2: one-table 8-lane permutes (`vpermd`) are available.
+    pub avx2: bool,
     /// Loads and stores per lane-by-lane routine of the module, counted on
     /// first use (`lower/memory/lanes.rs`).
     pub lane_paths: std::cell::RefCell<Option<std::collections::HashMap<String, u32>>>,
@@ -58,6 +60,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             module,
             b: cx.create_builder(),
             avx512: has_avx512(features),
+            avx2: has_feature(features, "avx2", &["-avx"]),
             lane_paths: Default::default(),
             shared_routines: shared_routines.then(Default::default),
             workgroup: None,
@@ -493,11 +496,18 @@ impl<'ctx> Emit<'ctx, '_> {
 /// features, then overrides) leaves AVX-512F enabled; `-avx` disables
 /// everything above it.
 pub fn has_avx512(features: &str) -> bool {
+    has_feature(features, "avx512f", &["-avx", "-avx2", "-fma", "-f16c"])
+}
+
+/// Whether an LLVM feature string leaves `name` enabled: its last `+name`
+/// comes after its last `-name` and after every entry of `disabled_by`
+/// (features it needs, whose removal takes it away too).
+pub fn has_feature(features: &str, name: &str, disabled_by: &[&str]) -> bool {
     let mut on = false;
     for f in features.split(',') {
-        match f {
-            "+avx512f" => on = true,
-            "-avx512f" | "-avx" | "-avx2" | "-fma" | "-f16c" => on = false,
+        match f.split_at_checked(1) {
+            Some(("+", n)) if n == name => on = true,
+            Some(("-", n)) if n == name || disabled_by.contains(&f) => on = false,
             _ => {}
         }
     }
@@ -532,5 +542,29 @@ pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
         BasicTypeEnum::ArrayType(t) => t.get_context().i8_type().vec_type(LANES),
         BasicTypeEnum::StructType(t) => t.get_context().i8_type().vec_type(LANES),
         BasicTypeEnum::ScalableVectorType(t) => t.get_context().i8_type().vec_type(LANES),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{has_avx512, has_feature};
+
+    #[test]
+    fn a_feature_is_on_until_it_or_what_it_needs_is_turned_off() {
+        assert!(has_feature("+sse2,+avx,+avx2", "avx2", &["-avx"]));
+        assert!(!has_feature("+sse2,+avx,+avx2,-avx", "avx2", &["-avx"]));
+        assert!(!has_feature("+avx2,-avx2", "avx2", &["-avx"]));
+        assert!(has_feature("-avx,+avx2", "avx2", &["-avx"]));
+        assert!(!has_feature("+avx2x", "avx2", &[]));
+        assert!(!has_feature("", "avx2", &[]));
+    }
+
+    #[test]
+    fn avx512_goes_with_the_features_below_it() {
+        assert!(has_avx512("+avx2,+avx512f,+avx512bw"));
+        assert!(!has_avx512("+avx512f,-avx512f"));
+        assert!(!has_avx512("+avx512f,-fma"));
+        assert!(!has_avx512("+avx512f,-avx"));
+        assert!(!has_avx512("+avx2"));
     }
 }

@@ -5,6 +5,7 @@
 use super::FnLowering;
 use crate::emit::LANES;
 use crate::JitError;
+use inkwell::types::VectorType;
 use inkwell::values::{IntValue, VectorValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use warpjit_ir::semantics::{derivative_lanes, quad_source, tg_true};
@@ -112,7 +113,10 @@ fn bit_at<'ctx>(
 
 /// Lane `src[l]` of 32-bit `data` in each lane `l` (`src` in 0..32): two
 /// `vpermi2d` on AVX-512 (each half of the result picks from the 32-entry
-/// table the two data halves make), else through memory.
+/// table the two data halves make; LLVM folds them into a constant shuffle
+/// when `src` is constant); without AVX-512 a constant shuffle when `src`
+/// is constant, else sixteen `vpermd` and blends on AVX2, or through
+/// memory.
 fn permute<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     data: V<'ctx>,
@@ -120,7 +124,11 @@ fn permute<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     if !e.avx512 {
-        return permute_through_memory(fl, data, src);
+        return match const_lanes(src) {
+            Some(lanes) => static_shuffle(fl, data, |l| lanes[l as usize]),
+            None if e.avx2 => permute_by_quarters(fl, data, src),
+            None => permute_through_memory(fl, data, src),
+        };
     }
     let half = |v: V<'ctx>, hi: bool| e.lane_run(v, if hi { 16 } else { 0 }, 16);
     let (lo, hi) = (half(data, false)?, half(data, true)?);
@@ -135,6 +143,66 @@ fn permute<'ctx>(
     let out_lo = pick(half(src, false)?)?;
     let out_hi = pick(half(src, true)?)?;
     e.concat(out_lo, out_hi)
+}
+
+/// The lanes of a constant vector of lane numbers, each taken modulo 32;
+/// `None` unless it is a vector of plain integers (a constant data vector:
+/// no poison lanes, no constant expressions).
+fn const_lanes(v: V<'_>) -> Option<Vec<u32>> {
+    if !v.is_const() || !v.is_constant_data_vector() {
+        return None;
+    }
+    (0..v.get_type().get_size())
+        .map(|l| match v.get_element_as_constant(l) {
+            inkwell::values::BasicValueEnum::IntValue(i) => i
+                .get_zero_extended_constant()
+                .map(|n| (n % u64::from(LANES)) as u32),
+            _ => None,
+        })
+        .collect()
+}
+
+/// [`permute`] with AVX2: each 8-lane quarter of the result is `vpermd` of
+/// each data quarter by its indices, the one the index's bits 3 and 4 name
+/// chosen by two rounds of blends.
+fn permute_by_quarters<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    data: V<'ctx>,
+    src: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let quarter = |v: V<'ctx>, q: u32| e.lane_run(v, 8 * q, 8);
+    let tables = (0..4)
+        .map(|q| quarter(data, q))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bit_set = |s: V<'ctx>, bit: u64| -> Result<V<'ctx>, JitError> {
+        let t = e.i32().vec_type(8);
+        let one = VectorType::const_vector(&[e.i32().const_int(bit, false); 8]);
+        let masked = b.build_and(s, one, "")?;
+        Ok(b.build_int_compare(IntPredicate::NE, masked, t.const_zero(), "")?)
+    };
+    let mut out = Vec::with_capacity(4);
+    for q in 0..4 {
+        let s = quarter(src, q)?;
+        let picks = tables
+            .iter()
+            .map(|&t| {
+                Ok(
+                    e.call_intrinsic("llvm.x86.avx2.permd", &[], &[t.into(), s.into()])?
+                        .into_vector_value(),
+                )
+            })
+            .collect::<Result<Vec<_>, JitError>>()?;
+        let bit3 = bit_set(s, 8)?;
+        let bit4 = bit_set(s, 16)?;
+        let low = sel(fl, bit3, picks[1], picks[0])?;
+        let high = sel(fl, bit3, picks[3], picks[2])?;
+        out.push(sel(fl, bit4, high, low)?);
+    }
+    let lo = e.concat(out[0], out[1])?;
+    let hi = e.concat(out[2], out[3])?;
+    e.concat(lo, hi)
 }
 
 /// [`permute`] without AVX-512: a store and a gather.
@@ -234,7 +302,13 @@ pub fn shuffle<'ctx>(
     };
     let moved = permute(fl, bits, src)?;
     let m = fl.mask.current(e)?;
-    let active = bit_at(fl, e.mask_to_bits(m)?, src)?;
+    // A constant source's lanes are a constant shuffle of the mask, except
+    // on AVX-512, where testing the bits (`vptestmd`) is cheaper than
+    // shuffling a mask register.
+    let active = match const_lanes(src).filter(|_| !e.avx512) {
+        Some(lanes) => static_shuffle(fl, m, |l| lanes[l as usize])?,
+        None => bit_at(fl, e.mask_to_bits(m)?, src)?,
+    };
     let moved = sel(fl, active, moved, e.int_vec(32).const_zero())?;
     let out = sel(fl, valid, moved, bits)?;
     let out = match ty {

@@ -26,7 +26,7 @@ use crate::emit::{Emit, LANES};
 use crate::JitError;
 use inkwell::basic_block::BasicBlock;
 use inkwell::types::VectorType;
-use inkwell::values::{IntValue, PointerValue, VectorValue};
+use inkwell::values::{FunctionValue, IntValue, PointerValue, VectorValue};
 use inkwell::IntPredicate;
 use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
 
@@ -450,19 +450,7 @@ fn masked_load<'ctx>(
     align: IntValue<'ctx>,
     mask: V<'ctx>,
 ) -> Result<V<'ctx>, JitError> {
-    Ok(fl
-        .e
-        .call_intrinsic(
-            "llvm.masked.load",
-            &[vt.into(), ptr.get_type().into()],
-            &[
-                ptr.into(),
-                align.into(),
-                mask.into(),
-                vt.const_zero().into(),
-            ],
-        )?
-        .into_vector_value())
+    run_load(fl.e, fl.func, vt, ptr, align, mask)
 }
 
 fn masked_store<'ctx>(
@@ -472,11 +460,124 @@ fn masked_store<'ctx>(
     align: IntValue<'ctx>,
     mask: V<'ctx>,
 ) -> Result<(), JitError> {
-    fl.e.call_void_intrinsic(
+    run_store(fl.e, fl.func, value, ptr, align, mask)
+}
+
+/// Lanes of `mask` load consecutive elements of `vt` from `ptr` on; 0 in
+/// the others. Where the target has no masked load of such elements
+/// (narrower than 32 bits without AVX-512, any without AVX2), LLVM would
+/// expand one into a test and a branch per lane; instead a whole warp
+/// loads the vector plainly and a partial one goes lane by lane.
+pub(super) fn run_load<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    vt: VectorType<'ctx>,
+    ptr: PointerValue<'ctx>,
+    align: IntValue<'ctx>,
+    mask: V<'ctx>,
+) -> Result<V<'ctx>, JitError> {
+    if let Some(bytes) = unmaskable(e, vt) {
+        return whole_warp_or_lanes(e, func, mask, |whole| {
+            if whole {
+                Ok(Some(
+                    e.load_aligned(vt.into(), ptr, bytes)?.into_vector_value(),
+                ))
+            } else {
+                let offsets = run_offsets(e, bytes);
+                lane_loop::gather(e, ptr, offsets, 0, mask, vt).map(Some)
+            }
+        })?
+        .ok_or_else(|| JitError::Internal("a load without a value".into()));
+    }
+    Ok(e.call_intrinsic(
+        "llvm.masked.load",
+        &[vt.into(), ptr.get_type().into()],
+        &[
+            ptr.into(),
+            align.into(),
+            mask.into(),
+            vt.const_zero().into(),
+        ],
+    )?
+    .into_vector_value())
+}
+
+/// Lanes of `mask` store their elements of `value` consecutively from
+/// `ptr` on; without a masked store of such elements, as [`run_load`].
+pub(super) fn run_store<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    value: V<'ctx>,
+    ptr: PointerValue<'ctx>,
+    align: IntValue<'ctx>,
+    mask: V<'ctx>,
+) -> Result<(), JitError> {
+    let vt = value.get_type();
+    if let Some(bytes) = unmaskable(e, vt) {
+        whole_warp_or_lanes(e, func, mask, |whole| {
+            if whole {
+                e.store_aligned(ptr, value.into(), bytes)?;
+            } else {
+                lane_loop::scatter(e, ptr, run_offsets(e, bytes), 0, mask, value)?;
+            }
+            Ok(None)
+        })?;
+        return Ok(());
+    }
+    e.call_void_intrinsic(
         "llvm.masked.store",
-        &[value.get_type().into(), ptr.get_type().into()],
+        &[vt.into(), ptr.get_type().into()],
         &[value.into(), ptr.into(), align.into(), mask.into()],
     )
+}
+
+/// The element size of `vt` when it is one element per lane and the
+/// target has no masked load or store of it.
+fn unmaskable(e: &Emit<'_, '_>, vt: VectorType<'_>) -> Option<u32> {
+    let bits = match vt.get_element_type() {
+        inkwell::types::BasicTypeEnum::IntType(t) => t.get_bit_width(),
+        inkwell::types::BasicTypeEnum::FloatType(t) if t == e.cx.f64_type() => 64,
+        inkwell::types::BasicTypeEnum::FloatType(t) if t == e.cx.f16_type() => 16,
+        _ => 32,
+    };
+    let lacks = !e.avx512 && (bits < 32 || !e.avx2);
+    (lacks && vt.get_size() == LANES).then_some(bits.div_ceil(8))
+}
+
+/// Lane `l`'s byte offset in a run of `bytes`-byte elements.
+fn run_offsets<'ctx>(e: &Emit<'ctx, '_>, bytes: u32) -> V<'ctx> {
+    e.lanes_const(32, |l| u64::from(l * bytes))
+}
+
+/// `path(true)` when every lane of `mask` is set, else `path(false)`; the
+/// two results (if any) joined.
+fn whole_warp_or_lanes<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    mask: V<'ctx>,
+    path: impl Fn(bool) -> Result<Option<V<'ctx>>, JitError>,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let b = &e.b;
+    let bits = e.mask_to_bits(mask)?;
+    let whole = b.build_int_compare(IntPredicate::EQ, bits, e.i32().const_all_ones(), "")?;
+    let whole_bb = e.cx.append_basic_block(func, "run.whole");
+    let lanes_bb = e.cx.append_basic_block(func, "run.lanes");
+    let join = e.cx.append_basic_block(func, "run.joined");
+    b.build_conditional_branch(whole, whole_bb, lanes_bb)?;
+    let mut arms = Vec::new();
+    for (bb, is_whole) in [(whole_bb, true), (lanes_bb, false)] {
+        b.position_at_end(bb);
+        let v = path(is_whole)?;
+        arms.push((v, e.current_block()?));
+        b.build_unconditional_branch(join)?;
+    }
+    b.position_at_end(join);
+    let (Some(a), Some(c)) = (arms[0].0, arms[1].0) else {
+        return Ok(None);
+    };
+    let phi = b.build_phi(a.get_type(), "")?;
+    phi.add_incoming(&[(&a, arms[0].1), (&c, arms[1].1)]);
+    Ok(Some(phi.as_basic_value().into_vector_value()))
 }
 
 /// The current mask without the helper lanes, which neither store nor
@@ -718,8 +819,9 @@ fn shaped_load<'ctx>(
     b.position_at_end(run_bb);
     let run_value = if run {
         let v = masked_load(fl, vt, shape.run_start, align, m)?;
+        let run_end = e.current_block()?;
         b.build_unconditional_branch(join)?;
-        Some(v)
+        Some((v, run_end))
     } else {
         b.build_unreachable()?;
         None
@@ -732,14 +834,14 @@ fn shaped_load<'ctx>(
 
     b.position_at_end(join);
     let zeros = vec![vt.const_zero(); scalars.len()];
-    let run_values: Vec<V<'ctx>> = run_value.into_iter().collect();
+    let run_values: Vec<V<'ctx>> = run_value.iter().map(|(v, _)| *v).collect();
     let mut incoming = vec![
         (scalars.as_slice(), inside_bb),
         (zeros.as_slice(), outside_bb),
         (lanes.as_slice(), lanes_end),
     ];
-    if run_value.is_some() {
-        incoming.push((run_values.as_slice(), run_bb));
+    if let Some((_, run_end)) = run_value {
+        incoming.push((run_values.as_slice(), run_end));
     }
     join_components(e, vt, scalars.len(), &incoming)
 }

@@ -20,7 +20,7 @@
 
 use super::{
     active_lanes_equal, aligned_inside, broadcast_components, elem_vec, fault_routine,
-    inside_memory, join_components, Span, V,
+    inside_memory, join_components, run_load, run_store, Span, V,
 };
 use crate::abi;
 use crate::emit::Emit;
@@ -414,24 +414,10 @@ fn emit_shaped<'ctx>(
         }
         b.position_at_end(run_bb);
         if load {
-            let x = e.call_intrinsic(
-                "llvm.masked.load",
-                &[vt.into(), shape.run_start.get_type().into()],
-                &[
-                    shape.run_start.into(),
-                    align.into(),
-                    mask.into(),
-                    vt.const_zero().into(),
-                ],
-            )?;
-            joined.push((vec![x.into_vector_value()], run_bb));
+            let x = run_load(e, func, vt, shape.run_start, align, mask)?;
+            joined.push((vec![x], e.current_block()?));
         } else {
-            let x: BasicValueEnum = v.raws[0].into();
-            e.call_void_intrinsic(
-                "llvm.masked.store",
-                &[x.get_type(), shape.run_start.get_type().into()],
-                &[x, shape.run_start.into(), align.into(), mask.into()],
-            )?;
+            run_store(e, func, v.raws[0], shape.run_start, align, mask)?;
         }
         b.build_unconditional_branch(join)?;
     } else {
@@ -462,10 +448,10 @@ pub(super) struct PackedRun<'ctx> {
     pub start: PointerValue<'ctx>,
 }
 
-/// Whether stores of `format` can be packed with a compress: AVX-512 and
-/// one 32-bit element per lane.
+/// Whether stores of `format` can be packed with a compress: AVX-512 or
+/// AVX2, and one 32-bit element per lane.
 pub(super) fn compresses(e: &Emit<'_, '_>, format: MemFormat) -> bool {
-    e.avx512 && format.count == 1 && format.elem.bytes() == 4
+    (e.avx512 || e.avx2) && format.count == 1 && format.elem.bytes() == 4
 }
 
 /// The run of the lanes in `bits` packed from `at`, the lowest one's
@@ -535,15 +521,18 @@ fn ranked_addresses<'ctx>(
 }
 
 /// Stores the lanes of the 32-bit `x` in the bit set `bits` one after
-/// another from `start`: each half compressed in registers (`vpcompressd`;
-/// its memory form is slow on some cores) and stored with a mask of its
-/// count.
+/// another from `start`: on AVX-512 each half compressed in registers
+/// (`vpcompressd`; its memory form is slow on some cores) and stored with
+/// a mask of its count; on AVX2 each quarter likewise, permuted by a table.
 pub(super) fn compress_store<'ctx>(
     e: &Emit<'ctx, '_>,
     bits: IntValue<'ctx>,
     start: PointerValue<'ctx>,
     x: V<'ctx>,
 ) -> Result<(), JitError> {
+    if !e.avx512 {
+        return compress_store_by_quarters(e, bits, start, x);
+    }
     let b = &e.b;
     let v16 = e.i32().vec_type(16);
     let i16t = e.cx.i16_type();
@@ -582,6 +571,95 @@ pub(super) fn compress_store<'ctx>(
         at = unsafe { b.build_gep(e.cx.i8_type(), at, &[bytes], "")? };
     }
     Ok(())
+}
+
+/// [`compress_store`] on AVX2: each 8-lane quarter is permuted (`vpermd`)
+/// so that its lanes in `bits` come first, in order, and stored with a
+/// mask of their count (`vpmaskmovd`). The permutation for each 8-bit set
+/// comes from a table of 256 words, the `r`-th lane of the set in nibble
+/// `r`.
+fn compress_store_by_quarters<'ctx>(
+    e: &Emit<'ctx, '_>,
+    bits: IntValue<'ctx>,
+    start: PointerValue<'ctx>,
+    x: V<'ctx>,
+) -> Result<(), JitError> {
+    let b = &e.b;
+    let i32t = e.i32();
+    let v8 = i32t.vec_type(8);
+    let eight = |f: &dyn Fn(u64) -> u64| {
+        VectorType::const_vector(
+            &(0..8)
+                .map(|l| i32t.const_int(f(l), false))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let table = compress_table(e);
+    let align = i32t.const_int(4, false);
+    let mut at = start;
+    for q in 0..4u32 {
+        let set = b.build_right_shift(bits, i32t.const_int(u64::from(8 * q), false), false, "")?;
+        let set = b.build_and(set, i32t.const_int(0xff, false), "")?;
+        let set64 = b.build_int_z_extend(set, e.i64(), "")?;
+        // SAFETY (for LLVM): `set` < 256 indexes the 256-word table.
+        let slot = unsafe { b.build_gep(i32t, table, &[set64], "")? };
+        let word = e.load_aligned(i32t.into(), slot, 4)?.into_int_value();
+        let word = splat8(e, word)?;
+        let idx = b.build_right_shift(word, eight(&|l| 4 * l), false, "")?;
+        let idx = b.build_and(idx, eight(&|_| 7), "")?;
+        let data = e.lane_run(x, 8 * q, 8)?;
+        let packed = e
+            .call_intrinsic("llvm.x86.avx2.permd", &[], &[data.into(), idx.into()])?
+            .into_vector_value();
+        let count: IntValue = e
+            .call_intrinsic("llvm.ctpop", &[i32t.into()], &[set.into()])?
+            .into_int_value();
+        let first = b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, count)?, "")?;
+        let data: BasicValueEnum = packed.into();
+        e.call_void_intrinsic(
+            "llvm.masked.store",
+            &[v8.into(), at.get_type().into()],
+            &[data, at.into(), align.into(), first.into()],
+        )?;
+        let count64 = b.build_int_z_extend(count, e.i64(), "")?;
+        let bytes = b.build_int_mul(count64, e.i64().const_int(4, false), "")?;
+        // SAFETY (for LLVM): inside the run the caller checked.
+        at = unsafe { b.build_gep(e.cx.i8_type(), at, &[bytes], "")? };
+    }
+    Ok(())
+}
+
+/// `<8 x i32>` with `x` in every lane.
+fn splat8<'ctx>(e: &Emit<'ctx, '_>, x: IntValue<'ctx>) -> Result<V<'ctx>, JitError> {
+    let t = e.i32().vec_type(8);
+    let one =
+        e.b.build_insert_element(t.get_poison(), x, e.i32().const_zero(), "")?;
+    Ok(e.b.build_shuffle_vector(one, t.get_poison(), t.const_zero(), "")?)
+}
+
+/// The module's table of [`compress_store_by_quarters`], made on first use.
+fn compress_table<'ctx>(e: &Emit<'ctx, '_>) -> PointerValue<'ctx> {
+    const NAME: &str = "warpjit.compress.quarter";
+    if let Some(g) = e.module.get_global(NAME) {
+        return g.as_pointer_value();
+    }
+    let words: Vec<IntValue> = (0..256u32)
+        .map(|set| {
+            let word = (0..8u32)
+                .filter(|l| set & (1 << l) != 0)
+                .enumerate()
+                .fold(0u32, |w, (rank, lane)| w | lane << (4 * rank));
+            e.i32().const_int(u64::from(word), false)
+        })
+        .collect();
+    let t = e.i32().array_type(256);
+    let g = e.module.add_global(t, None, NAME);
+    g.set_initializer(&e.i32().const_array(&words));
+    g.set_constant(true);
+    g.set_linkage(inkwell::module::Linkage::Private);
+    g.set_unnamed_addr(true);
+    g.set_alignment(64);
+    g.as_pointer_value()
 }
 
 /// What the active lanes' `i32` addresses look like.

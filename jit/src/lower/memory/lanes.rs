@@ -574,8 +574,9 @@ pub(super) fn compress_store<'ctx>(
 }
 
 /// [`compress_store`] on AVX2: each 8-lane quarter is permuted (`vpermd`)
-/// so that its lanes in `bits` come first, in order, and stored with a
-/// mask of their count (`vpmaskmovd`). The permutation for each 8-bit set
+/// so that its lanes in `bits` come first, in order, and stored whole
+/// while later quarters cover what it stores past its count, else with a
+/// mask of its count (`vpmaskmovd`, which is slow: see `run_store`). The permutation for each 8-bit set
 /// comes from a table of 256 words, the `r`-th lane of the set in nibble
 /// `r`.
 fn compress_store_by_quarters<'ctx>(
@@ -596,6 +597,10 @@ fn compress_store_by_quarters<'ctx>(
     };
     let table = compress_table(e);
     let align = i32t.const_int(4, false);
+    let total: IntValue = e
+        .call_intrinsic("llvm.ctpop", &[i32t.into()], &[bits.into()])?
+        .into_int_value();
+    let mut stored = i32t.const_zero();
     let mut at = start;
     for q in 0..4u32 {
         let set = b.build_right_shift(bits, i32t.const_int(u64::from(8 * q), false), false, "")?;
@@ -614,6 +619,23 @@ fn compress_store_by_quarters<'ctx>(
         let count: IntValue = e
             .call_intrinsic("llvm.ctpop", &[i32t.into()], &[set.into()])?
             .into_int_value();
+        // All 8 lanes can be stored when 8 or more elements are still to
+        // come: the lanes past the quarter's count are overwritten by the
+        // later quarters' elements.
+        let left = b.build_int_sub(total, stored, "")?;
+        let whole = b.build_int_compare(IntPredicate::UGE, left, i32t.const_int(8, false), "")?;
+        let func = e
+            .current_block()?
+            .get_parent()
+            .ok_or_else(|| JitError::Internal("block without a function".into()))?;
+        let whole_bb = e.cx.append_basic_block(func, "compress.whole");
+        let part_bb = e.cx.append_basic_block(func, "compress.part");
+        let done_bb = e.cx.append_basic_block(func, "compress.done");
+        b.build_conditional_branch(whole, whole_bb, part_bb)?;
+        b.position_at_end(whole_bb);
+        e.store_aligned(at, packed.into(), 4)?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(part_bb);
         let first = b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, count)?, "")?;
         let data: BasicValueEnum = packed.into();
         e.call_void_intrinsic(
@@ -621,6 +643,9 @@ fn compress_store_by_quarters<'ctx>(
             &[v8.into(), at.get_type().into()],
             &[data, at.into(), align.into(), first.into()],
         )?;
+        b.build_unconditional_branch(done_bb)?;
+        b.position_at_end(done_bb);
+        stored = b.build_int_add(stored, count, "")?;
         let count64 = b.build_int_z_extend(count, e.i64(), "")?;
         let bytes = b.build_int_mul(count64, e.i64().const_int(4, false), "")?;
         // SAFETY (for LLVM): inside the run the caller checked.

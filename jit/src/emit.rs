@@ -257,11 +257,22 @@ impl<'ctx> Emit<'ctx, '_> {
     }
 
     /// A `u32` bit set as a `<32 x i1>` mask.
+    ///
+    /// On AVX-512 a bit cast (a mask-register move); below it LLVM expands
+    /// that cast into an extract and an insert per bit (96 instructions on
+    /// AVX2), so each lane tests its bit of a splat instead.
     pub fn bits_to_mask(&self, bits: IntValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
+        if self.avx512 || bits.is_const() {
+            return Ok(self
+                .b
+                .build_bit_cast(bits, self.i1().vec_type(LANES), "")?
+                .into_vector_value());
+        }
+        let each = self.lanes_const(32, |l| 1 << l);
+        let own = self.b.build_and(self.splat(bits.into())?, each, "")?;
         Ok(self
             .b
-            .build_bit_cast(bits, self.i1().vec_type(LANES), "")?
-            .into_vector_value())
+            .build_int_compare(IntPredicate::NE, own, self.int_vec(32).const_zero(), "")?)
     }
 
     pub fn mask_to_bits(&self, mask: VectorValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {

@@ -11,6 +11,7 @@
 //!   before with the same options.
 
 mod cache;
+mod jitdump;
 mod perf_map;
 mod pipeline;
 mod routines;

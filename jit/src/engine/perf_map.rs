@@ -2,6 +2,8 @@
 //! set (to anything but `0`), every compile appends a line per function to
 //! `/tmp/perf-PID.map` (start and size in hex, then the name), the file
 //! `perf report` reads to name code that no object file on disk holds.
+//! With `WARPJIT_PERF_MAP=jitdump` the code goes to perf's jitdump too
+//! (`jitdump.rs`), for profiles by instruction.
 //!
 //! MCJIT tells where a kernel's code starts but not how long a function is
 //! or where the module's internal functions are. So the same module is
@@ -29,6 +31,13 @@ const PERF_MAP_VARIABLE: &str = "WARPJIT_PERF_MAP";
 pub(super) fn enabled() -> bool {
     static ENABLED: OnceLock<bool> = OnceLock::new();
     *ENABLED.get_or_init(|| std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v != "0"))
+}
+
+/// Whether compiles also write perf's jitdump, with the code
+/// (`WARPJIT_PERF_MAP=jitdump`; see `jitdump.rs`).
+fn with_code() -> bool {
+    static WITH_CODE: OnceLock<bool> = OnceLock::new();
+    *WITH_CODE.get_or_init(|| std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v == "jitdump"))
 }
 
 /// One function of the compiled code.
@@ -180,7 +189,11 @@ fn append(entries: Result<Vec<Entry>, JitError>) {
             .append(true)
             .open(&path)
             .and_then(|mut f| f.write_all(lines(&entries).as_bytes()))
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        if with_code() {
+            super::jitdump::append(&entries)?;
+        }
+        Ok(())
     });
     if let Err(e) = written {
         WARNED.get_or_init(|| {

@@ -594,6 +594,9 @@ fn run_load<'ctx>(
         .into_int_type()
         .vec_type(LANES * count);
     let block = masked_load(fl, block_t, run.start, align, component_mask(fl, m, count)?)?;
+    if !e.avx512 && e.avx2 && format.elem.bytes() == 4 && matches!(count, 2 | 4) {
+        return split_by_eights(fl, block, count);
+    }
     (0..count)
         .map(|c| {
             let idx: Vec<_> = (0..LANES)
@@ -606,6 +609,68 @@ fn run_load<'ctx>(
                 "",
             )?)
         })
+        .collect()
+}
+
+/// The `count` components (2 or 4) of a block of 32-bit elements, element
+/// `l * count + c` being component `c` of lane `l`, by shuffles of 8-lane
+/// pieces (ymm registers): each 8 lanes of a component come from `count`
+/// consecutive pieces. On AVX2 one 32-lane shuffle per component cost
+/// LLVM's DAG combiner about 35 ms of code generation for a 4-component
+/// load; these small ones it selects directly (`vperm2f128`, `vunpcklps`,
+/// `vunpcklpd` and their high halves).
+fn split_by_eights<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    block: V<'ctx>,
+    count: u32,
+) -> Components<'ctx> {
+    let e = fl.e;
+    let b = &e.b;
+    let shuffle = |x: V<'ctx>, y: V<'ctx>, picks: [u32; 8]| -> Result<V<'ctx>, JitError> {
+        let idx: Vec<_> = picks
+            .iter()
+            .map(|&p| e.i32().const_int(u64::from(p), false))
+            .collect();
+        Ok(b.build_shuffle_vector(x, y, VectorType::const_vector(&idx), "")?)
+    };
+    let mut quarters: Vec<Vec<V<'ctx>>> = vec![Vec::new(); count as usize];
+    for q in 0..4 {
+        let pieces = (0..count)
+            .map(|k| e.lane_run(block, 8 * (q * count + k), 8))
+            .collect::<Result<Vec<_>, _>>()?;
+        let parts = if count == 2 {
+            // [x0 y0 .. x3 y3], [x4 y4 .. x7 y7]
+            vec![
+                shuffle(pieces[0], pieces[1], [0, 2, 4, 6, 8, 10, 12, 14])?,
+                shuffle(pieces[0], pieces[1], [1, 3, 5, 7, 9, 11, 13, 15])?,
+            ]
+        } else {
+            // Pieces hold lanes (0, 1), (2, 3), (4, 5), (6, 7): pair each
+            // 128-bit half with the one four lanes on, then transpose the
+            // 4 x 4 blocks within the halves.
+            let (p0, p1, p2, p3) = (pieces[0], pieces[1], pieces[2], pieces[3]);
+            let s0 = shuffle(p0, p2, [0, 1, 2, 3, 8, 9, 10, 11])?; // lanes 0, 4
+            let s1 = shuffle(p0, p2, [4, 5, 6, 7, 12, 13, 14, 15])?; // 1, 5
+            let s2 = shuffle(p1, p3, [0, 1, 2, 3, 8, 9, 10, 11])?; // 2, 6
+            let s3 = shuffle(p1, p3, [4, 5, 6, 7, 12, 13, 14, 15])?; // 3, 7
+            let lo01 = shuffle(s0, s1, [0, 8, 1, 9, 4, 12, 5, 13])?; // x0 x1 y0 y1
+            let hi01 = shuffle(s0, s1, [2, 10, 3, 11, 6, 14, 7, 15])?; // z0 z1 w0 w1
+            let lo23 = shuffle(s2, s3, [0, 8, 1, 9, 4, 12, 5, 13])?;
+            let hi23 = shuffle(s2, s3, [2, 10, 3, 11, 6, 14, 7, 15])?;
+            vec![
+                shuffle(lo01, lo23, [0, 1, 8, 9, 4, 5, 12, 13])?,
+                shuffle(lo01, lo23, [2, 3, 10, 11, 6, 7, 14, 15])?,
+                shuffle(hi01, hi23, [0, 1, 8, 9, 4, 5, 12, 13])?,
+                shuffle(hi01, hi23, [2, 3, 10, 11, 6, 7, 14, 15])?,
+            ]
+        };
+        for (c, part) in parts.into_iter().enumerate() {
+            quarters[c].push(part);
+        }
+    }
+    quarters
+        .into_iter()
+        .map(|q| e.concat(e.concat(q[0], q[1])?, e.concat(q[2], q[3])?))
         .collect()
 }
 

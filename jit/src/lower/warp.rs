@@ -111,12 +111,10 @@ fn bit_at<'ctx>(
     Ok(e.b.build_int_compare(IntPredicate::NE, v, e.int_vec(32).const_zero(), "")?)
 }
 
-/// Lane `src[l]` of 32-bit `data` in each lane `l` (`src` in 0..32): two
-/// `vpermi2d` on AVX-512 (each half of the result picks from the 32-entry
-/// table the two data halves make; LLVM folds them into a constant shuffle
-/// when `src` is constant); without AVX-512 a constant shuffle when `src`
-/// is constant, else sixteen `vpermd` and blends on AVX2, or through
-/// memory.
+/// Lane `src[l]` of 32-bit `data` in each lane `l` (`src` in 0..32, lane
+/// varying): two `vpermi2d` on AVX-512 (each half of the result picks from
+/// the 32-entry table the two data halves make), sixteen `vpermd` and
+/// blends on AVX2, else through memory.
 fn permute<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     data: V<'ctx>,
@@ -124,10 +122,10 @@ fn permute<'ctx>(
 ) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     if !e.avx512 {
-        return match const_lanes(src) {
-            Some(lanes) => static_shuffle(fl, data, |l| lanes[l as usize]),
-            None if e.avx2 => permute_by_quarters(fl, data, src),
-            None => permute_through_memory(fl, data, src),
+        return if e.avx2 {
+            permute_by_quarters(fl, data, src)
+        } else {
+            permute_through_memory(fl, data, src)
         };
     }
     let half = |v: V<'ctx>, hi: bool| e.lane_run(v, if hi { 16 } else { 0 }, 16);
@@ -300,14 +298,21 @@ pub fn shuffle<'ctx>(
             .into_vector_value(),
         _ => data,
     };
-    let moved = permute(fl, bits, src)?;
     let m = fl.mask.current(e)?;
-    // A constant source's lanes are a constant shuffle of the mask, except
-    // on AVX-512, where testing the bits (`vptestmd`) is cheaper than
-    // shuffling a mask register.
-    let active = match const_lanes(src).filter(|_| !e.avx512) {
-        Some(lanes) => static_shuffle(fl, m, |l| lanes[l as usize])?,
-        None => bit_at(fl, e.mask_to_bits(m)?, src)?,
+    // Below AVX-512 a source known when compiling (a constant index and
+    // width) is a constant shuffle of the data and of the mask. AVX-512
+    // keeps `vpermi2d`, which LLVM folds into a constant shuffle itself, and
+    // tests the mask bits (`vptestmd`), cheaper than shuffling a mask
+    // register.
+    let (moved, active) = match const_lanes(src).filter(|_| !e.avx512) {
+        Some(lanes) => (
+            static_shuffle(fl, bits, |l| lanes[l as usize])?,
+            static_shuffle(fl, m, |l| lanes[l as usize])?,
+        ),
+        None => (
+            permute(fl, bits, src)?,
+            bit_at(fl, e.mask_to_bits(m)?, src)?,
+        ),
     };
     let moved = sel(fl, active, moved, e.int_vec(32).const_zero())?;
     let out = sel(fl, valid, moved, bits)?;

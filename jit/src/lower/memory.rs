@@ -443,26 +443,6 @@ pub(super) fn broadcast_components<'ctx>(
     Ok(components)
 }
 
-fn masked_load<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    vt: VectorType<'ctx>,
-    ptr: PointerValue<'ctx>,
-    align: IntValue<'ctx>,
-    mask: V<'ctx>,
-) -> Result<V<'ctx>, JitError> {
-    run_load(fl.e, fl.func, vt, ptr, align, mask)
-}
-
-fn masked_store<'ctx>(
-    fl: &FnLowering<'ctx, '_>,
-    value: V<'ctx>,
-    ptr: PointerValue<'ctx>,
-    align: IntValue<'ctx>,
-    mask: V<'ctx>,
-) -> Result<(), JitError> {
-    run_store(fl.e, fl.func, value, ptr, align, mask)
-}
-
 /// Lanes of `mask` load consecutive elements of `vt` from `ptr` on (one
 /// or more per lane; `mask` has a bit per element); 0 in the others.
 /// Below AVX-512 a whole warp loads the vector plainly: masked loads are
@@ -471,7 +451,7 @@ fn masked_store<'ctx>(
 /// AVX2 host), and where it has none LLVM expands them into a test and a
 /// branch per element. A partial warp takes the masked load, or the lane
 /// loop where the target has none.
-pub(super) fn run_load<'ctx>(
+pub(super) fn load_consecutive<'ctx>(
     e: &Emit<'ctx, '_>,
     func: FunctionValue<'ctx>,
     vt: VectorType<'ctx>,
@@ -495,7 +475,7 @@ pub(super) fn run_load<'ctx>(
     if e.avx512 {
         return masked();
     }
-    let bytes = element_bytes(e, vt);
+    let bytes = lane_loop::element_bytes(vt);
     whole_warp_or_lanes(e, func, mask, |whole| {
         Ok(Some(if whole {
             e.load_aligned(vt.into(), ptr, bytes)?.into_vector_value()
@@ -509,10 +489,10 @@ pub(super) fn run_load<'ctx>(
 }
 
 /// Lanes of `mask` store their elements of `value` consecutively from
-/// `ptr` on; as [`run_load`]. Masked stores are slower still than masked
+/// `ptr` on; as [`load_consecutive`]. Masked stores are slower still than masked
 /// loads (`vpmaskmovd` took about 12 ns, against under 3 ns for a plain
 /// 32-byte store, on the same host).
-pub(super) fn run_store<'ctx>(
+pub(super) fn store_consecutive<'ctx>(
     e: &Emit<'ctx, '_>,
     func: FunctionValue<'ctx>,
     value: V<'ctx>,
@@ -531,7 +511,7 @@ pub(super) fn run_store<'ctx>(
     if e.avx512 {
         return masked();
     }
-    let bytes = element_bytes(e, vt);
+    let bytes = lane_loop::element_bytes(vt);
     whole_warp_or_lanes(e, func, mask, |whole| {
         if whole {
             e.store_aligned(ptr, value.into(), bytes)?;
@@ -543,16 +523,6 @@ pub(super) fn run_store<'ctx>(
         Ok(None)
     })?;
     Ok(())
-}
-
-/// The bytes of one element of `vt`.
-fn element_bytes(e: &Emit<'_, '_>, vt: VectorType<'_>) -> u32 {
-    match vt.get_element_type() {
-        inkwell::types::BasicTypeEnum::IntType(t) => t.get_bit_width().div_ceil(8),
-        inkwell::types::BasicTypeEnum::FloatType(t) if t == e.cx.f64_type() => 8,
-        inkwell::types::BasicTypeEnum::FloatType(t) if t == e.cx.f16_type() => 2,
-        _ => 4,
-    }
 }
 
 /// Whether the target loads and stores elements of `bytes` under a mask.
@@ -579,14 +549,26 @@ fn whole_warp_or_lanes<'ctx>(
         .ok_or_else(|| JitError::Internal("a run's mask without lanes".into()))?;
     let bits = b.build_bit_cast(mask, width, "")?.into_int_value();
     let whole = b.build_int_compare(IntPredicate::EQ, bits, width.const_all_ones(), "")?;
-    let whole_bb = e.cx.append_basic_block(func, "run.whole");
-    let lanes_bb = e.cx.append_basic_block(func, "run.lanes");
-    let join = e.cx.append_basic_block(func, "run.joined");
-    b.build_conditional_branch(whole, whole_bb, lanes_bb)?;
+    either(e, func, whole, path)
+}
+
+/// `path(true)` where `cond` holds, else `path(false)`, each in a block of
+/// its own; the two results (if any) joined where the paths meet.
+pub(super) fn either<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    cond: IntValue<'ctx>,
+    path: impl Fn(bool) -> Result<Option<V<'ctx>>, JitError>,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let b = &e.b;
+    let then_bb = e.cx.append_basic_block(func, "either.then");
+    let else_bb = e.cx.append_basic_block(func, "either.else");
+    let join = e.cx.append_basic_block(func, "either.joined");
+    b.build_conditional_branch(cond, then_bb, else_bb)?;
     let mut arms = Vec::new();
-    for (bb, is_whole) in [(whole_bb, true), (lanes_bb, false)] {
+    for (bb, taken) in [(then_bb, true), (else_bb, false)] {
         b.position_at_end(bb);
-        let v = path(is_whole)?;
+        let v = path(taken)?;
         arms.push((v, e.current_block()?));
         b.build_unconditional_branch(join)?;
     }
@@ -837,7 +819,7 @@ fn shaped_load<'ctx>(
     }
     b.position_at_end(run_bb);
     let run_value = if run {
-        let v = masked_load(fl, vt, shape.run_start, align, m)?;
+        let v = load_consecutive(e, fl.func, vt, shape.run_start, align, m)?;
         let run_end = e.current_block()?;
         b.build_unconditional_branch(join)?;
         Some((v, run_end))
@@ -967,7 +949,7 @@ fn shaped_store<'ctx>(
     let lanes_bb = e.cx.append_basic_block(fl.func, "store.lanes");
     b.build_conditional_branch(shape.run_inside, run_bb, lanes_bb)?;
     b.position_at_end(run_bb);
-    masked_store(fl, raws[0], shape.run_start, align, m)?;
+    store_consecutive(e, fl.func, raws[0], shape.run_start, align, m)?;
     b.build_unconditional_branch(done)?;
     b.position_at_end(lanes_bb);
     lanes_store(fl, mem, format, addr, addr_ty, m, raws)?;

@@ -22,8 +22,8 @@
 
 use super::{
     aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
-    join_components, lanes, lanes_load, lanes_store, masked_load, masked_store, record_faults,
-    run_start, span, V,
+    join_components, lanes, lanes_load, lanes_store, load_consecutive, record_faults, run_start,
+    span, store_consecutive, V,
 };
 use crate::abi::{self, offsets};
 use crate::emit::LANES;
@@ -587,13 +587,14 @@ fn run_load<'ctx>(
     let count = u32::from(format.count);
     prefetch_for(fl, mem, format, run.start, false)?;
     if count == 1 {
-        return Ok(vec![masked_load(fl, vt, run.start, align, m)?]);
+        return Ok(vec![load_consecutive(e, fl.func, vt, run.start, align, m)?]);
     }
     let block_t = vt
         .get_element_type()
         .into_int_type()
         .vec_type(LANES * count);
-    let block = masked_load(fl, block_t, run.start, align, component_mask(fl, m, count)?)?;
+    let block_mask = component_mask(fl, m, count)?;
+    let block = load_consecutive(e, fl.func, block_t, run.start, align, block_mask)?;
     if !e.avx512 && e.avx2 && format.elem.bytes() == 4 && matches!(count, 2 | 4) {
         return split_by_eights(fl, block, count);
     }
@@ -800,10 +801,11 @@ fn run_store<'ctx>(
     let count = u32::from(format.count);
     prefetch_for(fl, mem, format, run.start, true)?;
     if count == 1 {
-        return masked_store(fl, raws[0], run.start, align, m);
+        return store_consecutive(fl.e, fl.func, raws[0], run.start, align, m);
     }
     let block = interleave(fl, raws)?;
-    masked_store(fl, block, run.start, align, component_mask(fl, m, count)?)
+    let block_mask = component_mask(fl, m, count)?;
+    store_consecutive(fl.e, fl.func, block, run.start, align, block_mask)
 }
 
 /// The components of 32 lanes as one block, lane by lane:

@@ -195,7 +195,7 @@ fn element_slot<'ctx>(
 }
 
 /// The bytes of one element of `vt` (its alignment in the arrays).
-fn element_bytes(vt: VectorType<'_>) -> u32 {
+pub(super) fn element_bytes(vt: VectorType<'_>) -> u32 {
     match vt.get_element_type() {
         inkwell::types::BasicTypeEnum::IntType(t) => t.get_bit_width().div_ceil(8),
         inkwell::types::BasicTypeEnum::FloatType(t) if t == t.get_context().f64_type() => 8,

@@ -19,8 +19,8 @@
 //! flipped, so LLVM's sign-extended indices give the unsigned offsets.
 
 use super::{
-    active_lanes_equal, aligned_inside, broadcast_components, elem_vec, fault_routine,
-    inside_memory, join_components, run_load, run_store, Span, V,
+    active_lanes_equal, aligned_inside, broadcast_components, either, elem_vec, fault_routine,
+    inside_memory, join_components, load_consecutive, store_consecutive, Span, V,
 };
 use crate::abi;
 use crate::emit::Emit;
@@ -414,10 +414,10 @@ fn emit_shaped<'ctx>(
         }
         b.position_at_end(run_bb);
         if load {
-            let x = run_load(e, func, vt, shape.run_start, align, mask)?;
+            let x = load_consecutive(e, func, vt, shape.run_start, align, mask)?;
             joined.push((vec![x], e.current_block()?));
         } else {
-            run_store(e, func, v.raws[0], shape.run_start, align, mask)?;
+            store_consecutive(e, func, v.raws[0], shape.run_start, align, mask)?;
         }
         b.build_unconditional_branch(join)?;
     } else {
@@ -576,9 +576,9 @@ pub(super) fn compress_store<'ctx>(
 /// [`compress_store`] on AVX2: each 8-lane quarter is permuted (`vpermd`)
 /// so that its lanes in `bits` come first, in order, and stored whole
 /// while later quarters cover what it stores past its count, else with a
-/// mask of its count (`vpmaskmovd`, which is slow: see `run_store`). The permutation for each 8-bit set
-/// comes from a table of 256 words, the `r`-th lane of the set in nibble
-/// `r`.
+/// mask of its count (`vpmaskmovd`, which is slow: see
+/// `store_consecutive`). The permutation for each 8-bit set comes from a
+/// table of 256 words, the `r`-th lane of the set in nibble `r`.
 fn compress_store_by_quarters<'ctx>(
     e: &Emit<'ctx, '_>,
     bits: IntValue<'ctx>,
@@ -600,6 +600,10 @@ fn compress_store_by_quarters<'ctx>(
     let total: IntValue = e
         .call_intrinsic("llvm.ctpop", &[i32t.into()], &[bits.into()])?
         .into_int_value();
+    let func = e
+        .current_block()?
+        .get_parent()
+        .ok_or_else(|| JitError::Internal("block without a function".into()))?;
     let mut stored = i32t.const_zero();
     let mut at = start;
     for q in 0..4u32 {
@@ -624,27 +628,21 @@ fn compress_store_by_quarters<'ctx>(
         // later quarters' elements.
         let left = b.build_int_sub(total, stored, "")?;
         let whole = b.build_int_compare(IntPredicate::UGE, left, i32t.const_int(8, false), "")?;
-        let func = e
-            .current_block()?
-            .get_parent()
-            .ok_or_else(|| JitError::Internal("block without a function".into()))?;
-        let whole_bb = e.cx.append_basic_block(func, "compress.whole");
-        let part_bb = e.cx.append_basic_block(func, "compress.part");
-        let done_bb = e.cx.append_basic_block(func, "compress.done");
-        b.build_conditional_branch(whole, whole_bb, part_bb)?;
-        b.position_at_end(whole_bb);
-        e.store_aligned(at, packed.into(), 4)?;
-        b.build_unconditional_branch(done_bb)?;
-        b.position_at_end(part_bb);
-        let first = b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, count)?, "")?;
-        let data: BasicValueEnum = packed.into();
-        e.call_void_intrinsic(
-            "llvm.masked.store",
-            &[v8.into(), at.get_type().into()],
-            &[data, at.into(), align.into(), first.into()],
-        )?;
-        b.build_unconditional_branch(done_bb)?;
-        b.position_at_end(done_bb);
+        either(e, func, whole, |whole| {
+            if whole {
+                e.store_aligned(at, packed.into(), 4)?;
+            } else {
+                let first =
+                    b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, count)?, "")?;
+                let data: BasicValueEnum = packed.into();
+                e.call_void_intrinsic(
+                    "llvm.masked.store",
+                    &[v8.into(), at.get_type().into()],
+                    &[data, at.into(), align.into(), first.into()],
+                )?;
+            }
+            Ok(None)
+        })?;
         stored = b.build_int_add(stored, count, "")?;
         let count64 = b.build_int_z_extend(count, e.i64(), "")?;
         let bytes = b.build_int_mul(count64, e.i64().const_int(4, false), "")?;

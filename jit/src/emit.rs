@@ -262,7 +262,7 @@ impl<'ctx> Emit<'ctx, '_> {
     /// that cast into an extract and an insert per bit (96 instructions on
     /// AVX2), so each lane tests its bit of a splat instead.
     pub fn bits_to_mask(&self, bits: IntValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
-        if self.avx512 || bits.is_const() {
+        if self.avx512 {
             return Ok(self
                 .b
                 .build_bit_cast(bits, self.i1().vec_type(LANES), "")?

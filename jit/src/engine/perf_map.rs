@@ -27,17 +27,23 @@ use warpjit_ir::VerifiedModule;
 /// The variable that turns the map on.
 const PERF_MAP_VARIABLE: &str = "WARPJIT_PERF_MAP";
 
-/// Whether compiles write the map (the variable is read once).
+/// The variable's value, read once.
+fn setting() -> Option<&'static std::ffi::OsStr> {
+    static SETTING: OnceLock<Option<std::ffi::OsString>> = OnceLock::new();
+    SETTING
+        .get_or_init(|| std::env::var_os(PERF_MAP_VARIABLE))
+        .as_deref()
+}
+
+/// Whether compiles write the map.
 pub(super) fn enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v != "0"))
+    setting().is_some_and(|v| v != "0")
 }
 
 /// Whether compiles also write perf's jitdump, with the code
 /// (`WARPJIT_PERF_MAP=jitdump`; see `jitdump.rs`).
 fn with_code() -> bool {
-    static WITH_CODE: OnceLock<bool> = OnceLock::new();
-    *WITH_CODE.get_or_init(|| std::env::var_os(PERF_MAP_VARIABLE).is_some_and(|v| v == "jitdump"))
+    setting().is_some_and(|v| v == "jitdump")
 }
 
 /// One function of the compiled code.

@@ -16,6 +16,7 @@ mod perf_map;
 mod pipeline;
 mod routines;
 mod ternlog_guard;
+mod wide_masks;
 
 use crate::abi::KernelFn;
 use crate::lower::RoutineSpec;
@@ -209,6 +210,12 @@ fn build_llvm_module<'ctx>(
         .map_err(|e| JitError::Llvm(e.to_string()))?;
     if ternlog_guard::needed(&m.features) {
         ternlog_guard::guard(cx, &llmod);
+    }
+    if wide_masks::wanted(&m.features) {
+        wide_masks::widen(cx, &llmod);
+        llmod
+            .verify()
+            .map_err(|e| JitError::Llvm(format!("widened masks do not verify: {e}")))?;
     }
     times.lower = lowered_at - started;
     times.verify = verified - lowered_at;

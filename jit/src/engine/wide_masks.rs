@@ -1,0 +1,458 @@
+//! On AVX2, computes lane masks as `<32 x i32>` lanes of all ones or zero.
+//!
+//! Without mask registers, x86's type legalizer keeps a `<32 x i1>` as 32
+//! bytes: each 32-bit compare is packed down to bytes (`vpackssdw`,
+//! `vpacksswb`, `vpermq`) and widened back (`vpmovzxbd`, `vpslld`,
+//! `vpsrad`) for every blend of 32-bit lanes, and across blocks (a loop's
+//! active lanes, an `if`'s mask in its body) a mask can only travel
+//! packed. As 32-bit lanes the mask is what the compares give, what the
+//! blends and `vmovmskps` read, and what `vpand` combines.
+//!
+//! This runs after the optimiser, which would fold the widening back. Each
+//! mask that reaches a blend of 32-bit lanes, a bit set or a phi gets a wide
+//! twin: a compare's sign extension, the same logic op on the operands'
+//! twins, a phi of the incoming twins. Those users read the twin (a blend
+//! as `twin < 0`, a sign test the code generator folds into the blend; a
+//! bit set as four `vmovmskps`), and a mask phi's other users read it in
+//! their own block. Narrow masks left without users are deleted.
+
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::types::{AnyTypeEnum, BasicTypeEnum, VectorType};
+use inkwell::values::{
+    AnyValue, AnyValueEnum, AsValueRef, BasicValue, BasicValueEnum, FunctionValue,
+    InstructionOpcode, InstructionValue, IntValue, PhiValue, VectorValue,
+};
+use inkwell::IntPredicate;
+use std::collections::HashMap;
+
+use crate::emit::{has_avx512, has_feature, LANES};
+
+type ValueRef = inkwell::llvm_sys::prelude::LLVMValueRef;
+
+/// Whether code for `features` (LLVM's feature list) gets wide masks: AVX2
+/// without AVX-512, unless `WARPJIT_NARROW_MASKS` is set (to measure the
+/// difference).
+pub fn wanted(features: &str) -> bool {
+    has_feature(features, "avx2", &["-avx"])
+        && !has_avx512(features)
+        && std::env::var_os("WARPJIT_NARROW_MASKS").is_none()
+}
+
+/// Rewrites the masks of every function of `module`.
+pub fn widen<'ctx>(cx: &'ctx Context, module: &Module<'ctx>) {
+    let builder = cx.create_builder();
+    for function in module.get_functions() {
+        let mut w = Widener {
+            cx,
+            module,
+            b: &builder,
+            wide_t: cx.i32_type().vec_type(LANES),
+            twins: HashMap::new(),
+            function: Some(function),
+        };
+        w.function(function);
+    }
+}
+
+struct Widener<'ctx, 'a> {
+    cx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    b: &'a Builder<'ctx>,
+    wide_t: VectorType<'ctx>,
+    /// Each mask's wide twin.
+    twins: HashMap<ValueRef, VectorValue<'ctx>>,
+    function: Option<FunctionValue<'ctx>>,
+}
+
+/// How a user of a mask changes.
+enum Use<'ctx> {
+    /// A select of 32-bit lanes: its condition.
+    Blend(InstructionValue<'ctx>),
+    /// `bitcast <32 x i1> to i32`.
+    Bits(InstructionValue<'ctx>),
+    /// A mask phi.
+    Phi(PhiValue<'ctx>),
+}
+
+impl<'ctx> Widener<'ctx, '_> {
+    fn function(&mut self, f: FunctionValue<'ctx>) {
+        let all: Vec<InstructionValue<'ctx>> = f
+            .get_basic_blocks()
+            .into_iter()
+            .flat_map(instructions)
+            .collect();
+        let mut uses = Vec::new();
+        for &inst in &all {
+            match inst.get_opcode() {
+                InstructionOpcode::Phi if is_mask_type(inst.get_type()) => {
+                    let Ok(phi) = PhiValue::try_from(inst) else {
+                        continue;
+                    };
+                    self.b.position_before(&inst);
+                    let Ok(twin) = self.b.build_phi(self.wide_t, "mask.wide") else {
+                        continue;
+                    };
+                    let twin = twin.as_basic_value().into_vector_value();
+                    self.twins.insert(inst.as_value_ref(), twin);
+                    uses.push(Use::Phi(phi));
+                }
+                InstructionOpcode::Select if blends_words(inst) => uses.push(Use::Blend(inst)),
+                InstructionOpcode::BitCast if operand_is_mask(inst, 0) => {
+                    uses.push(Use::Bits(inst))
+                }
+                _ => {}
+            }
+        }
+        let mut dead = Vec::new();
+        for u in uses {
+            match u {
+                Use::Blend(select) => {
+                    let Some(cond) = operand(select, 0) else {
+                        continue;
+                    };
+                    let Some(twin) = self.twin(cond) else {
+                        continue;
+                    };
+                    self.b.position_before(&select);
+                    if let Some(read) = self.read(twin) {
+                        select.set_operand(0, read);
+                    }
+                }
+                Use::Bits(cast) => {
+                    let Some(mask) = operand(cast, 0) else {
+                        continue;
+                    };
+                    let Some(twin) = self.twin(mask) else {
+                        continue;
+                    };
+                    self.b.position_before(&cast);
+                    if let Some(bits) = self.sign_bits(twin) {
+                        replace(cast, bits.as_value_ref());
+                        dead.push(cast);
+                    }
+                }
+                Use::Phi(phi) => {
+                    self.fill_twin(phi);
+                    dead.push(phi.as_instruction());
+                }
+            }
+        }
+        // A mask phi's remaining users (masked loads, other logic) read
+        // its twin just before them.
+        for &phi in &dead {
+            if phi.get_opcode() != InstructionOpcode::Phi {
+                continue;
+            }
+            let twin = self.twins[&phi.as_value_ref()];
+            for user in users(phi) {
+                if user.get_opcode() == InstructionOpcode::Phi {
+                    continue; // another mask phi, fed by this twin
+                }
+                self.b.position_before(&user);
+                let Some(read) = self.read(twin) else {
+                    continue;
+                };
+                for i in 0..user.get_num_operands() {
+                    if operand(user, i).is_some_and(|o| o.as_value_ref() == phi.as_value_ref()) {
+                        user.set_operand(i, read);
+                    }
+                }
+            }
+        }
+        // What still uses a mask phi is another mask phi, going too.
+        for &inst in &dead {
+            replace(inst, poison_of(inst));
+        }
+        let gone: Vec<ValueRef> = dead.iter().map(|i| i.as_value_ref()).collect();
+        for inst in dead {
+            inst.erase_from_basic_block();
+        }
+        let left: Vec<_> = all
+            .into_iter()
+            .filter(|i| !gone.contains(&i.as_value_ref()))
+            .collect();
+        delete_unused_masks(&left);
+    }
+
+    /// The wide twin of `mask`, made where `mask` is defined.
+    fn twin(&mut self, mask: BasicValueEnum<'ctx>) -> Option<VectorValue<'ctx>> {
+        let key = mask.as_value_ref();
+        if let Some(t) = self.twins.get(&key) {
+            return Some(*t);
+        }
+        if !is_mask_type(mask.as_any_value_enum().get_type()) {
+            return None;
+        }
+        let mask = mask.into_vector_value();
+        let Some(inst) = mask.as_instruction() else {
+            // A constant folds; an argument is extended at the entry.
+            if !mask.is_const() {
+                let entry = self.function?.get_first_basic_block()?;
+                let first = instructions(entry).next()?;
+                self.b.position_before(&first);
+            }
+            let t = self.b.build_int_s_extend(mask, self.wide_t, "").ok()?;
+            self.twins.insert(key, t);
+            return Some(t);
+        };
+        let t = match self.combined(inst) {
+            Some(t) => t,
+            None => {
+                // Any other mask (a compare, a call's result): its sign
+                // extension, where it is made.
+                self.b.position_before(&inst.get_next_instruction()?);
+                self.b.build_int_s_extend(mask, self.wide_t, "").ok()?
+            }
+        };
+        self.twins.insert(key, t);
+        Some(t)
+    }
+
+    /// The twin of a logic op, select or shuffle of masks, made of its
+    /// operands' twins; `None` for other instructions.
+    fn combined(&mut self, inst: InstructionValue<'ctx>) -> Option<VectorValue<'ctx>> {
+        let op = inst.get_opcode();
+        Some(match op {
+            InstructionOpcode::And | InstructionOpcode::Or | InstructionOpcode::Xor => {
+                let a = self.twin(operand(inst, 0)?)?;
+                let c = self.twin(operand(inst, 1)?)?;
+                self.b.position_before(&inst.get_next_instruction()?);
+                match op {
+                    InstructionOpcode::And => self.b.build_and(a, c, "").ok()?,
+                    InstructionOpcode::Or => self.b.build_or(a, c, "").ok()?,
+                    _ => self.b.build_xor(a, c, "").ok()?,
+                }
+            }
+            InstructionOpcode::Select => {
+                let cond = operand(inst, 0)?;
+                let a = self.twin(operand(inst, 1)?)?;
+                let c = self.twin(operand(inst, 2)?)?;
+                let picked = match cond {
+                    BasicValueEnum::VectorValue(lanes) => {
+                        let t = self.twin(lanes.as_basic_value_enum())?;
+                        self.b.position_before(&inst.get_next_instruction()?);
+                        let cond = self.read(t)?;
+                        self.b.build_select(cond, a, c, "")
+                    }
+                    scalar => {
+                        self.b.position_before(&inst.get_next_instruction()?);
+                        self.b.build_select(scalar.into_int_value(), a, c, "")
+                    }
+                };
+                picked.ok()?.into_vector_value()
+            }
+            InstructionOpcode::ShuffleVector => {
+                let a = self.twin(operand(inst, 0)?)?;
+                let c = self.twin(operand(inst, 1)?)?;
+                let pick = self.shuffle_mask(inst);
+                self.b.position_before(&inst.get_next_instruction()?);
+                self.b.build_shuffle_vector(a, c, pick, "").ok()?
+            }
+            _ => return None,
+        })
+    }
+
+    /// The lane selectors of a `shufflevector`, as a constant vector.
+    fn shuffle_mask(&self, inst: InstructionValue<'ctx>) -> VectorValue<'ctx> {
+        use inkwell::llvm_sys::core::{
+            LLVMGetMaskValue, LLVMGetNumMaskElements, LLVMGetUndefMaskElem,
+        };
+        let i32_t = self.cx.i32_type();
+        // SAFETY: `inst` is a live shufflevector.
+        let picks: Vec<_> = unsafe {
+            let n = LLVMGetNumMaskElements(inst.as_value_ref());
+            (0..n)
+                .map(|i| {
+                    let lane = LLVMGetMaskValue(inst.as_value_ref(), i);
+                    if lane == LLVMGetUndefMaskElem() {
+                        i32_t.get_poison()
+                    } else {
+                        i32_t.const_int(lane as u64, false)
+                    }
+                })
+                .collect()
+        };
+        VectorType::const_vector(&picks)
+    }
+
+    /// `twin < 0` at the builder's position: the narrow mask again.
+    fn read(&self, twin: VectorValue<'ctx>) -> Option<VectorValue<'ctx>> {
+        let zero = self.wide_t.const_zero();
+        self.b
+            .build_int_compare(IntPredicate::SLT, twin, zero, "mask")
+            .ok()
+    }
+
+    /// The lane bit set of `twin`: `vmovmskps` of each quarter.
+    fn sign_bits(&self, twin: VectorValue<'ctx>) -> Option<IntValue<'ctx>> {
+        let i32_t = self.cx.i32_type();
+        let f8 = self.cx.f32_type().vec_type(8);
+        let movmsk = inkwell::intrinsics::Intrinsic::find("llvm.x86.avx.movmsk.ps.256")?
+            .get_declaration(self.module, &[])?;
+        let mut bits: Option<IntValue<'ctx>> = None;
+        for q in 0..4u64 {
+            let pick = VectorType::const_vector(
+                &(0..8)
+                    .map(|l| i32_t.const_int(q * 8 + l, false))
+                    .collect::<Vec<_>>(),
+            );
+            let quarter = self
+                .b
+                .build_shuffle_vector(twin, twin.get_type().get_poison(), pick, "")
+                .ok()?;
+            let quarter = self.b.build_bit_cast(quarter, f8, "").ok()?;
+            let m = self
+                .b
+                .build_call(movmsk, &[quarter.into()], "")
+                .ok()?
+                .try_as_basic_value()
+                .basic()?
+                .into_int_value();
+            let m = if q == 0 {
+                m
+            } else {
+                self.b
+                    .build_left_shift(m, i32_t.const_int(q * 8, false), "")
+                    .ok()?
+            };
+            bits = Some(match bits {
+                None => m,
+                Some(b) => self.b.build_or(b, m, "").ok()?,
+            });
+        }
+        bits
+    }
+
+    /// Gives a mask phi's twin the twins of its incoming masks, made at the
+    /// end of the incoming blocks when they have none.
+    fn fill_twin(&mut self, phi: PhiValue<'ctx>) {
+        let twin = self.twins[&phi.as_value_ref()];
+        let Ok(twin) = PhiValue::try_from(twin.as_instruction().expect("a phi")) else {
+            return;
+        };
+        for i in 0..phi.count_incoming() {
+            let Some((value, pred)) = phi.get_incoming(i) else {
+                continue;
+            };
+            let Some(end) = pred.get_terminator() else {
+                continue;
+            };
+            self.b.position_before(&end);
+            let wide = match self.twin(value) {
+                Some(t) => t,
+                None => {
+                    self.b.position_before(&end);
+                    match self
+                        .b
+                        .build_int_s_extend(value.into_vector_value(), self.wide_t, "")
+                    {
+                        Ok(t) => t,
+                        Err(_) => continue,
+                    }
+                }
+            };
+            twin.add_incoming(&[(&wide, pred)]);
+        }
+    }
+}
+
+/// Deletes the mask computations (compares, logic, casts) that the rewrite
+/// left without users, last first so a chain goes in one pass.
+fn delete_unused_masks(all: &[InstructionValue<'_>]) {
+    for &inst in all.iter().rev() {
+        let pure = matches!(
+            inst.get_opcode(),
+            InstructionOpcode::ICmp
+                | InstructionOpcode::FCmp
+                | InstructionOpcode::And
+                | InstructionOpcode::Or
+                | InstructionOpcode::Xor
+                | InstructionOpcode::Select
+                | InstructionOpcode::ShuffleVector
+                | InstructionOpcode::BitCast
+        );
+        if pure && is_mask_type(inst.get_type()) && inst.get_first_use().is_none() {
+            inst.erase_from_basic_block();
+        }
+    }
+}
+
+/// Points every use of `old` at `new`.
+fn replace(old: InstructionValue<'_>, new: ValueRef) {
+    // SAFETY: both are live values of one function, of the same type.
+    unsafe { inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(old.as_value_ref(), new) }
+}
+
+fn poison_of(inst: InstructionValue<'_>) -> ValueRef {
+    // SAFETY: `inst` is a live value; poison of its type is a constant.
+    unsafe {
+        inkwell::llvm_sys::core::LLVMGetPoison(inkwell::llvm_sys::core::LLVMTypeOf(
+            inst.as_value_ref(),
+        ))
+    }
+}
+
+fn instructions<'ctx>(
+    block: inkwell::basic_block::BasicBlock<'ctx>,
+) -> impl Iterator<Item = InstructionValue<'ctx>> {
+    std::iter::successors(block.get_first_instruction(), |i| i.get_next_instruction())
+}
+
+fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
+    inst.get_operand(i)?.value()
+}
+
+fn operand_is_mask(inst: InstructionValue<'_>, i: u32) -> bool {
+    operand(inst, i).is_some_and(|o| is_mask_type(o.as_any_value_enum().get_type()))
+}
+
+/// A select on a lane mask between vectors of 32-bit lanes.
+fn blends_words(inst: InstructionValue<'_>) -> bool {
+    let words = match inst.get_type() {
+        AnyTypeEnum::VectorType(v) => match v.get_element_type() {
+            BasicTypeEnum::IntType(t) => t.get_bit_width() == 32,
+            BasicTypeEnum::FloatType(t) => t.get_bit_width() == 32,
+            _ => false,
+        },
+        _ => false,
+    };
+    words && operand_is_mask(inst, 0)
+}
+
+/// The instructions that use `inst`, each once.
+fn users<'ctx>(inst: InstructionValue<'ctx>) -> Vec<InstructionValue<'ctx>> {
+    let mut out: Vec<InstructionValue<'ctx>> = Vec::new();
+    let mut next = inst.get_first_use();
+    while let Some(u) = next {
+        next = u.get_next_use();
+        let user = match u.get_user() {
+            AnyValueEnum::InstructionValue(i) => Some(i),
+            AnyValueEnum::IntValue(x) => x.as_instruction(),
+            AnyValueEnum::FloatValue(x) => x.as_instruction(),
+            AnyValueEnum::VectorValue(x) => x.as_instruction(),
+            AnyValueEnum::PointerValue(x) => x.as_instruction(),
+            AnyValueEnum::StructValue(x) => x.as_instruction(),
+            AnyValueEnum::ArrayValue(x) => x.as_instruction(),
+            AnyValueEnum::PhiValue(x) => Some(x.as_instruction()),
+            _ => None,
+        };
+        if let Some(user) = user {
+            if !out.contains(&user) {
+                out.push(user);
+            }
+        }
+    }
+    out
+}
+
+fn is_mask_type(t: AnyTypeEnum<'_>) -> bool {
+    match t {
+        AnyTypeEnum::VectorType(v) => {
+            v.get_size() == LANES
+                && matches!(v.get_element_type(), BasicTypeEnum::IntType(t) if t.get_bit_width() == 1)
+        }
+        _ => false,
+    }
+}

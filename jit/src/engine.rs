@@ -181,6 +181,26 @@ fn new_target_machine(
         .ok_or_else(|| JitError::Llvm(format!("no target machine for {triple}")))
 }
 
+/// The target-specific rewrites of an optimised module, which the
+/// optimiser would undo: steering LLVM 19 off a `vpternlog` it
+/// miscompiles on AVX-512, wide masks on AVX2.
+fn rewrite_optimised<'ctx>(
+    cx: &'ctx Context,
+    llmod: &Module<'ctx>,
+    features: &str,
+) -> Result<(), JitError> {
+    if ternlog_guard::needed(features) {
+        ternlog_guard::guard(cx, llmod);
+    }
+    if wide_masks::wanted(features) {
+        wide_masks::widen(cx, llmod);
+        llmod
+            .verify()
+            .map_err(|e| JitError::Llvm(format!("widened masks do not verify: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Lowers, verifies and optimises `module` into a new LLVM module of `cx`.
 /// Returns the kernels' entry names and the shared routines the module
 /// declares ([`routines`] supplies them).
@@ -208,15 +228,7 @@ fn build_llvm_module<'ctx>(
             PassBuilderOptions::create(),
         )
         .map_err(|e| JitError::Llvm(e.to_string()))?;
-    if ternlog_guard::needed(&m.features) {
-        ternlog_guard::guard(cx, &llmod);
-    }
-    if wide_masks::wanted(&m.features) {
-        wide_masks::widen(cx, &llmod);
-        llmod
-            .verify()
-            .map_err(|e| JitError::Llvm(format!("widened masks do not verify: {e}")))?;
-    }
+    rewrite_optimised(cx, &llmod, &m.features)?;
     times.lower = lowered_at - started;
     times.verify = verified - lowered_at;
     times.optimise = verified.elapsed();

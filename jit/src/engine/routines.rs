@@ -7,7 +7,7 @@
 //! kernel (4-5 ms on the development machine). Compiled into each module,
 //! it was a third of the cold compile of the kernels that need one.
 
-use super::{machine, map_runtime_symbols, perf_map, pipeline, target_index, ternlog_guard};
+use super::{machine, map_runtime_symbols, perf_map, pipeline, target_index};
 use crate::lower::{define_routine, RoutineSpec};
 use crate::{JitError, Target};
 use inkwell::context::Context;
@@ -67,9 +67,7 @@ pub(super) fn build<'ctx>(
     llmod
         .run_passes(pipeline::passes(level), &m.tm, PassBuilderOptions::create())
         .map_err(|e| JitError::Llvm(e.to_string()))?;
-    if ternlog_guard::needed(&m.features) {
-        ternlog_guard::guard(cx, &llmod);
-    }
+    super::rewrite_optimised(cx, &llmod, &m.features)?;
     Ok(llmod)
 }
 

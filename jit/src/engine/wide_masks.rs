@@ -127,6 +127,10 @@ impl<'ctx> Widener<'ctx, '_> {
                     let Some(twin) = self.twin(mask) else {
                         continue;
                     };
+                    if self.any_or_all(cast, twin) {
+                        dead.push(cast);
+                        continue;
+                    }
                     self.b.position_before(&cast);
                     if let Some(bits) = self.sign_bits(twin) {
                         replace(cast, bits.as_value_ref());
@@ -285,37 +289,50 @@ impl<'ctx> Widener<'ctx, '_> {
             .ok()
     }
 
-    /// The lane bit set of `twin`: `vmovmskps` of each quarter.
-    fn sign_bits(&self, twin: VectorValue<'ctx>) -> Option<IntValue<'ctx>> {
+    /// The four 8-lane quarters of `twin`.
+    fn quarters(&self, twin: VectorValue<'ctx>) -> Option<Vec<VectorValue<'ctx>>> {
         let i32_t = self.cx.i32_type();
+        (0..4u64)
+            .map(|q| {
+                let pick = VectorType::const_vector(
+                    &(0..8)
+                        .map(|l| i32_t.const_int(q * 8 + l, false))
+                        .collect::<Vec<_>>(),
+                );
+                self.b
+                    .build_shuffle_vector(twin, twin.get_type().get_poison(), pick, "")
+                    .ok()
+            })
+            .collect()
+    }
+
+    /// `vmovmskps` of an 8-lane quarter: its lanes' sign bits.
+    fn movmsk(&self, quarter: VectorValue<'ctx>) -> Option<IntValue<'ctx>> {
         let f8 = self.cx.f32_type().vec_type(8);
         let movmsk = inkwell::intrinsics::Intrinsic::find("llvm.x86.avx.movmsk.ps.256")?
             .get_declaration(self.module, &[])?;
-        let mut bits: Option<IntValue<'ctx>> = None;
-        for q in 0..4u64 {
-            let pick = VectorType::const_vector(
-                &(0..8)
-                    .map(|l| i32_t.const_int(q * 8 + l, false))
-                    .collect::<Vec<_>>(),
-            );
-            let quarter = self
-                .b
-                .build_shuffle_vector(twin, twin.get_type().get_poison(), pick, "")
-                .ok()?;
-            let quarter = self.b.build_bit_cast(quarter, f8, "").ok()?;
-            let m = self
-                .b
+        let quarter = self.b.build_bit_cast(quarter, f8, "").ok()?;
+        Some(
+            self.b
                 .build_call(movmsk, &[quarter.into()], "")
                 .ok()?
                 .try_as_basic_value()
                 .basic()?
-                .into_int_value();
+                .into_int_value(),
+        )
+    }
+
+    /// The lane bit set of `twin`: `vmovmskps` of each quarter.
+    fn sign_bits(&self, twin: VectorValue<'ctx>) -> Option<IntValue<'ctx>> {
+        let i32_t = self.cx.i32_type();
+        let mut bits: Option<IntValue<'ctx>> = None;
+        for (q, quarter) in self.quarters(twin)?.into_iter().enumerate() {
+            let m = self.movmsk(quarter)?;
             let m = if q == 0 {
                 m
             } else {
-                self.b
-                    .build_left_shift(m, i32_t.const_int(q * 8, false), "")
-                    .ok()?
+                let at = i32_t.const_int(q as u64 * 8, false);
+                self.b.build_left_shift(m, at, "").ok()?
             };
             bits = Some(match bits {
                 None => m,
@@ -323,6 +340,48 @@ impl<'ctx> Widener<'ctx, '_> {
             });
         }
         bits
+    }
+
+    /// Replaces the bit set `cast` of `twin` when it is only compared with
+    /// no lanes or all lanes (a branch on any or every lane): the quarters
+    /// are or-ed (and-ed) first, one `vmovmskps` instead of four and the
+    /// shifts. False if `cast` has another use.
+    fn any_or_all(&self, cast: InstructionValue<'ctx>, twin: VectorValue<'ctx>) -> bool {
+        let tests: Option<Vec<_>> = users(cast).into_iter().map(bit_set_test).collect();
+        let Some(tests) = tests.filter(|t| !t.is_empty()) else {
+            return false;
+        };
+        let i32_t = self.cx.i32_type();
+        let mut reduced: [Option<IntValue<'ctx>>; 2] = [None, None];
+        for (test, all) in tests {
+            let slot = &mut reduced[usize::from(all)];
+            if slot.is_none() {
+                self.b.position_before(&cast);
+                let Some(quarters) = self.quarters(twin) else {
+                    return false;
+                };
+                let folded = quarters.into_iter().try_fold(None, |acc, q| {
+                    Some(Some(match acc {
+                        None => q,
+                        Some(a) if all => self.b.build_and(a, q, "").ok()?,
+                        Some(a) => self.b.build_or(a, q, "").ok()?,
+                    }))
+                });
+                *slot = folded.flatten().and_then(|v| self.movmsk(v));
+            }
+            let Some(bits) = *slot else { return false };
+            let Some(predicate) = test.get_icmp_predicate() else {
+                return false;
+            };
+            let against = i32_t.const_int(if all { 0xff } else { 0 }, false);
+            self.b.position_before(&test);
+            let Ok(new) = self.b.build_int_compare(predicate, bits, against, "") else {
+                return false;
+            };
+            replace(test, new.as_value_ref());
+            test.erase_from_basic_block();
+        }
+        true
     }
 
     /// Gives a mask phi's twin the twins of its incoming masks, made at the
@@ -376,6 +435,27 @@ fn delete_unused_masks(all: &[InstructionValue<'_>]) {
         if pure && is_mask_type(inst.get_type()) && inst.get_first_use().is_none() {
             inst.erase_from_basic_block();
         }
+    }
+}
+
+/// A use of a mask's bit set that tests for no lanes or all lanes: the
+/// compare, and whether it is against all lanes.
+fn bit_set_test(user: InstructionValue<'_>) -> Option<(InstructionValue<'_>, bool)> {
+    if user.get_opcode() != InstructionOpcode::ICmp
+        || !matches!(
+            user.get_icmp_predicate(),
+            Some(IntPredicate::EQ | IntPredicate::NE)
+        )
+    {
+        return None;
+    }
+    let BasicValueEnum::IntValue(c) = operand(user, 1)? else {
+        return None;
+    };
+    match c.get_zero_extended_constant()? {
+        0 => Some((user, false)),
+        0xffff_ffff => Some((user, true)),
+        _ => None,
     }
 }
 

@@ -25,7 +25,7 @@ use inkwell::values::{
     InstructionOpcode, InstructionValue, IntValue, PhiValue, VectorValue,
 };
 use inkwell::IntPredicate;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::emit::{has_avx512, has_feature, LANES};
 
@@ -127,7 +127,7 @@ impl<'ctx> Widener<'ctx, '_> {
                     let Some(twin) = self.twin(mask) else {
                         continue;
                     };
-                    if self.any_or_all(cast, twin) {
+                    if self.any_or_all(cast, twin, &mut dead) {
                         dead.push(cast);
                         continue;
                     }
@@ -165,11 +165,13 @@ impl<'ctx> Widener<'ctx, '_> {
                 }
             }
         }
-        // What still uses a mask phi is another mask phi, going too.
+        // What still uses a mask phi is another mask phi, going too (and
+        // nothing uses a replaced compare or bit cast): erased only once
+        // nothing refers to any of them, and never read again.
         for &inst in &dead {
             replace(inst, poison_of(inst));
         }
-        let gone: Vec<ValueRef> = dead.iter().map(|i| i.as_value_ref()).collect();
+        let gone: HashSet<ValueRef> = dead.iter().map(|i| i.as_value_ref()).collect();
         for inst in dead {
             inst.erase_from_basic_block();
         }
@@ -345,8 +347,14 @@ impl<'ctx> Widener<'ctx, '_> {
     /// Replaces the bit set `cast` of `twin` when it is only compared with
     /// no lanes or all lanes (a branch on any or every lane): the quarters
     /// are or-ed (and-ed) first, one `vmovmskps` instead of four and the
-    /// shifts. False if `cast` has another use.
-    fn any_or_all(&self, cast: InstructionValue<'ctx>, twin: VectorValue<'ctx>) -> bool {
+    /// shifts; the replaced compares go to `dead`. False if `cast` has
+    /// another use.
+    fn any_or_all(
+        &self,
+        cast: InstructionValue<'ctx>,
+        twin: VectorValue<'ctx>,
+        dead: &mut Vec<InstructionValue<'ctx>>,
+    ) -> bool {
         let tests: Option<Vec<_>> = users(cast).into_iter().map(bit_set_test).collect();
         let Some(tests) = tests.filter(|t| !t.is_empty()) else {
             return false;
@@ -379,7 +387,7 @@ impl<'ctx> Widener<'ctx, '_> {
                 return false;
             };
             replace(test, new.as_value_ref());
-            test.erase_from_basic_block();
+            dead.push(test);
         }
         true
     }

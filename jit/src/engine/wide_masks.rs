@@ -13,8 +13,9 @@
 //! twin: a compare's sign extension, the same logic op on the operands'
 //! twins, a phi of the incoming twins. Those users read the twin (a blend
 //! as `twin < 0`, a sign test the code generator folds into the blend; a
-//! bit set as four `vmovmskps`), and a mask phi's other users read it in
-//! their own block. Narrow masks left without users are deleted.
+//! bit set as four `vmovmskps`, or one of the or-ed or and-ed quarters for
+//! a test of any or every lane), and a mask phi's other users read it
+//! just before them. Narrow masks left without users are deleted.
 
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -87,19 +88,21 @@ impl<'ctx> Widener<'ctx, '_> {
         for &inst in &all {
             match inst.get_opcode() {
                 InstructionOpcode::Phi if is_mask_type(inst.get_type()) => {
-                    let Ok(phi) = PhiValue::try_from(inst) else {
-                        continue;
-                    };
+                    // Every mask phi must get its twin: a phi fed by one
+                    // without would read poison.
                     self.b.position_before(&inst);
-                    let Ok(twin) = self.b.build_phi(self.wide_t, "mask.wide") else {
-                        continue;
+                    let (Ok(phi), Ok(twin)) = (
+                        PhiValue::try_from(inst),
+                        self.b.build_phi(self.wide_t, "mask.wide"),
+                    ) else {
+                        return self.abandon();
                     };
                     let twin = twin.as_basic_value().into_vector_value();
                     self.twins.insert(inst.as_value_ref(), twin);
                     uses.push(Use::Phi(phi));
                 }
                 InstructionOpcode::Select if blends_words(inst) => uses.push(Use::Blend(inst)),
-                InstructionOpcode::BitCast if operand_is_mask(inst, 0) => {
+                InstructionOpcode::BitCast if operand_is_mask(inst, 0) && is_bit_set(inst) => {
                     uses.push(Use::Bits(inst))
                 }
                 _ => {}
@@ -143,6 +146,7 @@ impl<'ctx> Widener<'ctx, '_> {
                 }
             }
         }
+        let gone: HashSet<ValueRef> = dead.iter().map(|i| i.as_value_ref()).collect();
         // A mask phi's remaining users (masked loads, other logic) read
         // its twin just before them.
         for &phi in &dead {
@@ -151,8 +155,10 @@ impl<'ctx> Widener<'ctx, '_> {
             }
             let twin = self.twins[&phi.as_value_ref()];
             for user in users(phi) {
-                if user.get_opcode() == InstructionOpcode::Phi {
-                    continue; // another mask phi, fed by this twin
+                if gone.contains(&user.as_value_ref())
+                    || user.get_opcode() == InstructionOpcode::Phi
+                {
+                    continue; // another mask phi, fed by this twin, or a bit cast
                 }
                 self.b.position_before(&user);
                 let Some(read) = self.read(twin) else {
@@ -171,7 +177,6 @@ impl<'ctx> Widener<'ctx, '_> {
         for &inst in &dead {
             replace(inst, poison_of(inst));
         }
-        let gone: HashSet<ValueRef> = dead.iter().map(|i| i.as_value_ref()).collect();
         for inst in dead {
             inst.erase_from_basic_block();
         }
@@ -180,6 +185,16 @@ impl<'ctx> Widener<'ctx, '_> {
             .filter(|i| !gone.contains(&i.as_value_ref()))
             .collect();
         delete_unused_masks(&left);
+    }
+
+    /// Leaves the function as it was: deletes the twin phis made so far
+    /// (nothing uses them yet).
+    fn abandon(&mut self) {
+        for twin in self.twins.drain().map(|(_, t)| t) {
+            if let Some(phi) = twin.as_instruction() {
+                phi.erase_from_basic_block();
+            }
+        }
     }
 
     /// The wide twin of `mask`, made where `mask` is defined.
@@ -494,6 +509,11 @@ fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<
 
 fn operand_is_mask(inst: InstructionValue<'_>, i: u32) -> bool {
     operand(inst, i).is_some_and(|o| is_mask_type(o.as_any_value_enum().get_type()))
+}
+
+/// Whether `inst` gives an `i32` (a mask's bit cast to its bit set).
+fn is_bit_set(inst: InstructionValue<'_>) -> bool {
+    matches!(inst.get_type(), AnyTypeEnum::IntType(t) if t.get_bit_width() == LANES)
 }
 
 /// A select on a lane mask between vectors of 32-bit lanes.

@@ -60,7 +60,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             module,
             b: cx.create_builder(),
             avx512: has_avx512(features),
-            avx2: has_feature(features, "avx2", &["-avx"]),
+            avx2: has_avx2(features),
             lane_paths: Default::default(),
             shared_routines: shared_routines.then(Default::default),
             workgroup: None,
@@ -503,11 +503,26 @@ impl<'ctx> Emit<'ctx, '_> {
     }
 }
 
+/// What AVX2 builds on: turning one of them off (`-avx` in a feature list)
+/// turns AVX2 off too.
+const AVX2_NEEDS: [&str; 7] = [
+    "-avx", "-sse4.2", "-sse4.1", "-ssse3", "-sse3", "-sse2", "-sse",
+];
+
+/// What AVX-512 Foundation builds on.
+const AVX512F_NEEDS: [&str; 10] = [
+    "-avx2", "-fma", "-f16c", "-avx", "-sse4.2", "-sse4.1", "-ssse3", "-sse3", "-sse2", "-sse",
+];
+
 /// Whether an LLVM feature string (as the engine builds it: the host's
-/// features, then overrides) leaves AVX-512F enabled; `-avx` disables
-/// everything above it.
+/// features, then overrides) leaves AVX-512F enabled.
 pub fn has_avx512(features: &str) -> bool {
-    has_feature(features, "avx512f", &["-avx", "-avx2", "-fma", "-f16c"])
+    has_feature(features, "avx512f", &AVX512F_NEEDS)
+}
+
+/// Whether an LLVM feature string leaves AVX2 enabled.
+pub fn has_avx2(features: &str) -> bool {
+    has_feature(features, "avx2", &AVX2_NEEDS)
 }
 
 /// Whether an LLVM feature string leaves `name` enabled: its last `+name`
@@ -558,7 +573,7 @@ pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_avx512, has_feature};
+    use super::{has_avx2, has_avx512, has_feature};
 
     #[test]
     fn a_feature_is_on_until_it_or_what_it_needs_is_turned_off() {
@@ -577,5 +592,16 @@ mod tests {
         assert!(!has_avx512("+avx512f,-fma"));
         assert!(!has_avx512("+avx512f,-avx"));
         assert!(!has_avx512("+avx2"));
+        // A later entry wins, and a prerequisite turned off takes it away.
+        assert!(has_avx512("+sse2,+avx2,+avx512f,+avx512bw"));
+        assert!(!has_avx512("+sse2,+avx2,-avx512f"));
+        assert!(!has_avx512("+avx2,+avx512f,-avx512f"));
+        assert!(!has_avx512("+avx2,+avx512f,+avx512vl,-avx"));
+        assert!(has_avx512("-avx512f,+avx512f"));
+        assert!(!has_avx512(""));
+        assert!(!has_avx512("+avx2,+avx512f,-sse4.2"));
+        assert!(has_avx2("+sse4.2,+avx,+avx2,-avx512f"));
+        assert!(!has_avx2("+avx2,-avx"));
+        assert!(!has_avx2("+avx2,-sse2"));
     }
 }

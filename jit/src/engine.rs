@@ -189,7 +189,7 @@ fn rewrite_optimised<'ctx>(
     llmod: &Module<'ctx>,
     features: &str,
 ) -> Result<(), JitError> {
-    if ternlog_guard::needed(features) {
+    if crate::emit::has_avx512(features) {
         ternlog_guard::guard(cx, llmod);
     }
     if wide_masks::wanted(features) {

@@ -35,26 +35,6 @@ const EXPRESSION_DEPTH: u32 = 4;
 /// because inline assembly cannot take a value that spans several.
 const REGISTER_BITS: u32 = 512;
 
-/// What AVX-512 Foundation builds on: turning one of them off (`-avx` in
-/// a feature list) turns it off too.
-const AVX512F_AND_PREREQUISITES: [&str; 11] = [
-    "avx512f", "avx2", "avx", "fma", "f16c", "sse4.2", "sse4.1", "ssse3", "sse3", "sse2", "sse",
-];
-
-/// Whether `features` (LLVM's `+feature,-feature` list, where a later entry
-/// overrides an earlier one) has AVX-512, the only target with `vpternlog`.
-pub fn needed(features: &str) -> bool {
-    let mut avx512f = false;
-    for entry in features.split(',') {
-        match entry.split_at_checked(1) {
-            Some(("+", "avx512f")) => avx512f = true,
-            Some(("-", name)) if AVX512F_AND_PREREQUISITES.contains(&name) => avx512f = false,
-            _ => {}
-        }
-    }
-    avx512f
-}
-
 /// Rewrites every select of `module` that could become the miscompiled
 /// merge.
 pub fn guard(cx: &Context, module: &Module) {
@@ -218,19 +198,4 @@ fn opaque_copy<'ctx>(
         parts = joined;
     }
     Some(parts[0].as_basic_value_enum())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::needed;
-
-    #[test]
-    fn avx512_is_needed_until_a_later_entry_turns_it_off() {
-        assert!(needed("+sse2,+avx2,+avx512f,+avx512bw"));
-        assert!(!needed("+sse2,+avx2,-avx512f"));
-        assert!(!needed("+avx2,+avx512f,-avx512f"));
-        assert!(!needed("+avx2,+avx512f,+avx512vl,-avx"));
-        assert!(needed("-avx512f,+avx512f"));
-        assert!(!needed(""));
-    }
 }

@@ -27,18 +27,19 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
-use crate::emit::{has_avx512, has_feature, LANES};
+use crate::emit::{has_avx2, has_avx512, LANES};
 
 type ValueRef = inkwell::llvm_sys::prelude::LLVMValueRef;
 
 /// Whether code for `features` (LLVM's feature list) gets wide masks: AVX2
-/// without AVX-512, unless `WARPJIT_NARROW_MASKS` is set (to measure the
-/// difference).
+/// without AVX-512, unless `WARPJIT_NARROW_MASKS` is set (read once; it is
+/// there to measure the difference).
 pub fn wanted(features: &str) -> bool {
-    has_feature(features, "avx2", &["-avx"])
-        && !has_avx512(features)
-        && std::env::var_os("WARPJIT_NARROW_MASKS").is_none()
+    static NARROW: OnceLock<bool> = OnceLock::new();
+    let narrow = *NARROW.get_or_init(|| std::env::var_os("WARPJIT_NARROW_MASKS").is_some());
+    has_avx2(features) && !has_avx512(features) && !narrow
 }
 
 /// Rewrites the masks of every function of `module`.

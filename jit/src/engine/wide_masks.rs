@@ -22,14 +22,16 @@ use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::types::{AnyTypeEnum, BasicTypeEnum, VectorType};
 use inkwell::values::{
-    AnyValue, AnyValueEnum, AsValueRef, BasicValue, BasicValueEnum, FunctionValue,
-    InstructionOpcode, InstructionValue, IntValue, PhiValue, VectorValue,
+    AnyValue, AsValueRef, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode,
+    InstructionValue, IntValue, PhiValue, VectorValue,
 };
 use inkwell::IntPredicate;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use crate::emit::{has_avx2, has_avx512, LANES};
+
+use inkwell::llvm_sys::core::LLVMIsAInstruction;
 
 type ValueRef = inkwell::llvm_sys::prelude::LLVMValueRef;
 
@@ -52,9 +54,9 @@ pub fn widen<'ctx>(cx: &'ctx Context, module: &Module<'ctx>) {
             b: &builder,
             wide_t: cx.i32_type().vec_type(LANES),
             twins: HashMap::new(),
-            function: Some(function),
+            function,
         };
-        w.function(function);
+        w.run();
     }
 }
 
@@ -65,7 +67,7 @@ struct Widener<'ctx, 'a> {
     wide_t: VectorType<'ctx>,
     /// Each mask's wide twin.
     twins: HashMap<ValueRef, VectorValue<'ctx>>,
-    function: Option<FunctionValue<'ctx>>,
+    function: FunctionValue<'ctx>,
 }
 
 /// How a user of a mask changes.
@@ -74,13 +76,14 @@ enum Use<'ctx> {
     Blend(InstructionValue<'ctx>),
     /// `bitcast <32 x i1> to i32`.
     Bits(InstructionValue<'ctx>),
-    /// A mask phi.
-    Phi(PhiValue<'ctx>),
+    /// A mask phi and its twin.
+    Phi(PhiValue<'ctx>, PhiValue<'ctx>),
 }
 
 impl<'ctx> Widener<'ctx, '_> {
-    fn function(&mut self, f: FunctionValue<'ctx>) {
-        let all: Vec<InstructionValue<'ctx>> = f
+    fn run(&mut self) {
+        let all: Vec<InstructionValue<'ctx>> = self
+            .function
             .get_basic_blocks()
             .into_iter()
             .flat_map(instructions)
@@ -98,9 +101,9 @@ impl<'ctx> Widener<'ctx, '_> {
                     ) else {
                         return self.abandon();
                     };
-                    let twin = twin.as_basic_value().into_vector_value();
-                    self.twins.insert(inst.as_value_ref(), twin);
-                    uses.push(Use::Phi(phi));
+                    let wide = twin.as_basic_value().into_vector_value();
+                    self.twins.insert(inst.as_value_ref(), wide);
+                    uses.push(Use::Phi(phi, twin));
                 }
                 InstructionOpcode::Select if blends_words(inst) => uses.push(Use::Blend(inst)),
                 InstructionOpcode::BitCast if operand_is_mask(inst, 0) && is_bit_set(inst) => {
@@ -141,8 +144,8 @@ impl<'ctx> Widener<'ctx, '_> {
                         dead.push(cast);
                     }
                 }
-                Use::Phi(phi) => {
-                    self.fill_twin(phi);
+                Use::Phi(phi, twin) => {
+                    self.fill_twin(phi, twin);
                     dead.push(phi.as_instruction());
                 }
             }
@@ -211,7 +214,7 @@ impl<'ctx> Widener<'ctx, '_> {
         let Some(inst) = mask.as_instruction() else {
             // A constant folds; an argument is extended at the entry.
             if !mask.is_const() {
-                let entry = self.function?.get_first_basic_block()?;
+                let entry = self.function.get_first_basic_block()?;
                 let first = instructions(entry).next()?;
                 self.b.position_before(&first);
             }
@@ -360,6 +363,21 @@ impl<'ctx> Widener<'ctx, '_> {
         bits
     }
 
+    /// The sign bits of `twin`'s quarters and-ed (`all`) or or-ed together:
+    /// the eight bits are all set (any set) when every lane (any lane) is.
+    fn folded_sign_bits(&self, twin: VectorValue<'ctx>, all: bool) -> Option<IntValue<'ctx>> {
+        let quarters = self.quarters(twin)?;
+        let mut folded = quarters[0];
+        for &q in &quarters[1..] {
+            folded = if all {
+                self.b.build_and(folded, q, "").ok()?
+            } else {
+                self.b.build_or(folded, q, "").ok()?
+            };
+        }
+        self.movmsk(folded)
+    }
+
     /// Replaces the bit set `cast` of `twin` when it is only compared with
     /// no lanes or all lanes (a branch on any or every lane): the quarters
     /// are or-ed (and-ed) first, one `vmovmskps` instead of four and the
@@ -381,17 +399,7 @@ impl<'ctx> Widener<'ctx, '_> {
             let slot = &mut reduced[usize::from(all)];
             if slot.is_none() {
                 self.b.position_before(&cast);
-                let Some(quarters) = self.quarters(twin) else {
-                    return false;
-                };
-                let folded = quarters.into_iter().try_fold(None, |acc, q| {
-                    Some(Some(match acc {
-                        None => q,
-                        Some(a) if all => self.b.build_and(a, q, "").ok()?,
-                        Some(a) => self.b.build_or(a, q, "").ok()?,
-                    }))
-                });
-                *slot = folded.flatten().and_then(|v| self.movmsk(v));
+                *slot = self.folded_sign_bits(twin, all);
             }
             let Some(bits) = *slot else { return false };
             let Some(predicate) = test.get_icmp_predicate() else {
@@ -408,35 +416,17 @@ impl<'ctx> Widener<'ctx, '_> {
         true
     }
 
-    /// Gives a mask phi's twin the twins of its incoming masks, made at the
-    /// end of the incoming blocks when they have none.
-    fn fill_twin(&mut self, phi: PhiValue<'ctx>) {
-        let twin = self.twins[&phi.as_value_ref()];
-        let Ok(twin) = PhiValue::try_from(twin.as_instruction().expect("a phi")) else {
-            return;
-        };
+    /// Gives a mask phi's twin the twins of its incoming masks.
+    fn fill_twin(&mut self, phi: PhiValue<'ctx>, twin: PhiValue<'ctx>) {
         for i in 0..phi.count_incoming() {
             let Some((value, pred)) = phi.get_incoming(i) else {
                 continue;
             };
-            let Some(end) = pred.get_terminator() else {
-                continue;
-            };
-            self.b.position_before(&end);
-            let wide = match self.twin(value) {
-                Some(t) => t,
-                None => {
-                    self.b.position_before(&end);
-                    match self
-                        .b
-                        .build_int_s_extend(value.into_vector_value(), self.wide_t, "")
-                    {
-                        Ok(t) => t,
-                        Err(_) => continue,
-                    }
-                }
-            };
-            twin.add_incoming(&[(&wide, pred)]);
+            // Without a twin (the builder failed) the phi lacks an entry,
+            // and the module's verification after the rewrite says so.
+            if let Some(wide) = self.twin(value) {
+                twin.add_incoming(&[(&wide, pred)]);
+            }
         }
     }
 }
@@ -536,18 +526,12 @@ fn users<'ctx>(inst: InstructionValue<'ctx>) -> Vec<InstructionValue<'ctx>> {
     let mut next = inst.get_first_use();
     while let Some(u) = next {
         next = u.get_next_use();
-        let user = match u.get_user() {
-            AnyValueEnum::InstructionValue(i) => Some(i),
-            AnyValueEnum::IntValue(x) => x.as_instruction(),
-            AnyValueEnum::FloatValue(x) => x.as_instruction(),
-            AnyValueEnum::VectorValue(x) => x.as_instruction(),
-            AnyValueEnum::PointerValue(x) => x.as_instruction(),
-            AnyValueEnum::StructValue(x) => x.as_instruction(),
-            AnyValueEnum::ArrayValue(x) => x.as_instruction(),
-            AnyValueEnum::PhiValue(x) => Some(x.as_instruction()),
-            _ => None,
-        };
-        if let Some(user) = user {
+        let user = u.get_user().as_value_ref();
+        // SAFETY: `user` is a live value; it is taken as an instruction
+        // only when LLVM says it is one.
+        let is_instruction = unsafe { !LLVMIsAInstruction(user).is_null() };
+        if is_instruction {
+            let user = unsafe { InstructionValue::new(user) };
             if !out.contains(&user) {
                 out.push(user);
             }

@@ -96,6 +96,16 @@ pub fn lower_module<'ctx>(
         KernelStart::FromContext
     };
     let may_demote = any_stmt(module, |s| matches!(s, Stmt::Inst(i) if i.op == Op::Demote));
+    // The phases of each kernel split at its barriers (`phases.rs`).
+    let layouts: Vec<Option<phases::PhaseLayout>> = (0..module.functions.len())
+        .map(|i| {
+            let id = FuncId(i as u32);
+            module.functions[i]
+                .is_kernel()
+                .then(|| KernelPlan::with_phases(module, id).1)
+                .flatten()
+        })
+        .collect();
     let mut funcs = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         let mut params: Vec<BasicMetadataTypeEnum> =
@@ -106,6 +116,11 @@ pub fn lower_module<'ctx>(
         params.extend(f.results.iter().map(|_| BasicMetadataTypeEnum::from(ptr)));
         // The first context of the call: its workgroup's fields.
         params.push(ptr.into());
+        // A phased kernel: the phase to run, a constant where its entry
+        // knows it.
+        if layouts[i].is_some() {
+            params.push(e.i32().into());
+        }
         let fty = cx.void_type().fn_type(&params, false);
         let func = llmod.add_function(&format!("f{i}.{}", f.name), fty, Some(Linkage::Internal));
         for a in attrs {
@@ -119,7 +134,8 @@ pub fn lower_module<'ctx>(
         } else {
             KernelStart::FromContext
         };
-        FnLowering::lower(&e, module, i as u32, &funcs, &posted, start, may_demote)?;
+        let how = (start, layouts[i].as_ref());
+        FnLowering::lower(&e, module, i as u32, &funcs, &posted, how, may_demote)?;
     }
     if opts.opt_level == 2 {
         inlining::mark_inlined(cx, module, &funcs);
@@ -136,7 +152,8 @@ pub fn lower_module<'ctx>(
     let mut kernels = Vec::new();
     for (id, f) in module.kernels() {
         let name = format!("kernel.{}", f.name);
-        let entry = warp_entry(&e, &name, funcs[id.0 as usize], whole_warps, runs)?;
+        let phases = layouts[id.0 as usize].as_ref().map(|l| l.phases.len());
+        let entry = warp_entry(&e, &name, funcs[id.0 as usize], whole_warps, runs, phases)?;
         for a in attrs {
             entry.add_attribute(AttributeLoc::Function, a);
         }
@@ -183,12 +200,20 @@ enum WarpsPerCall {
 /// faulted or ran out of fuel, so the caller can look at it first. One
 /// call for a workgroup's warps instead of one per warp: for a short warp,
 /// the call, the frame and the caller's loop cost more than the warp.
+///
+/// A kernel split into `phases` runs the phase of the call's first context
+/// (the scheduler gives every warp of a call the same one). Looping over
+/// the warps, the entry switches on it once and runs a loop per phase that
+/// passes it as a constant: inlined there, each loop keeps only its
+/// phase's code, with no dispatch per warp, and LLVM hoists what every
+/// warp of the phase shares out of the loop.
 fn warp_entry<'ctx>(
     e: &Emit<'ctx, '_>,
     name: &str,
     kernel: FunctionValue<'ctx>,
     whole_warps: bool,
     runs: WarpsPerCall,
+    phases: Option<usize>,
 ) -> Result<FunctionValue<'ctx>, JitError> {
     let cx = e.cx;
     let b = &e.b;
@@ -199,50 +224,130 @@ fn warp_entry<'ctx>(
     let contexts = nth_param(entry, 0)?.into_pointer_value();
     let count = nth_param(entry, 1)?.into_int_value();
     let start = cx.append_basic_block(entry, "entry");
-    let body = cx.append_basic_block(entry, "warp");
-    let next = cx.append_basic_block(entry, "next");
+    let first = cx.append_basic_block(entry, "first");
     let done = cx.append_basic_block(entry, "done");
     let zero = i64t.const_zero();
 
     b.position_at_end(start);
     let none = b.build_int_compare(IntPredicate::EQ, count, zero, "none")?;
-    b.build_conditional_branch(none, done, body)?;
+    b.build_conditional_branch(none, done, first)?;
+    let mut exits = vec![(zero, start)];
 
-    b.position_at_end(body);
-    let index = b.build_phi(i64t, "index")?;
-    let index_value = index.as_basic_value().into_int_value();
-    let stride = i64t.const_int(std::mem::size_of::<abi::WarpContext>() as u64, false);
-    let offset = b.build_int_mul(index_value, stride, "")?;
-    // SAFETY: the caller passes `count` consecutive contexts.
-    let ctxp = unsafe { b.build_gep(cx.i8_type(), contexts, &[offset], "ctx")? };
-    let mask = e.bits_to_mask(warp_bits(e, ctxp, whole_warps, offsets::ENTRY_MASK)?)?;
-    // Every context of one call is of one workgroup: its fields read from
-    // the first are the same in each warp, and LLVM hoists them out of
-    // the loop.
-    let args: Vec<BasicMetadataValueEnum> = vec![ctxp.into(), mask.into(), contexts.into()];
-    b.build_call(kernel, &args, "")?;
-    let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
-    let stop = match runs {
-        WarpsPerCall::One => cx.bool_type().const_all_ones(),
-        WarpsPerCall::All => {
-            let fault = e.load_field(ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?;
-            let starved = e.load_field(ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?;
-            let either = b.build_or(fault.into_int_value(), starved.into_int_value(), "")?;
-            b.build_int_compare(IntPredicate::NE, either, e.i32().const_zero(), "stop")?
-        }
+    b.position_at_end(first);
+    let loop_ = WarpLoop {
+        e,
+        entry,
+        kernel,
+        contexts,
+        count,
+        whole_warps,
+        runs,
+        done,
     };
-    b.build_conditional_branch(stop, done, next)?;
-
-    b.position_at_end(next);
-    let more = b.build_int_compare(IntPredicate::ULT, ran, count, "more")?;
-    b.build_conditional_branch(more, body, done)?;
-    index.add_incoming(&[(&zero, start), (&ran, next)]);
+    match phases {
+        None => loop_.emit(None, &mut exits)?,
+        Some(n) => {
+            let phase = e
+                .load_field(contexts, offsets::PHASE, e.i32().into(), 4)?
+                .into_int_value();
+            if runs == WarpsPerCall::One {
+                loop_.emit(Some(phase), &mut exits)?;
+            } else {
+                let blocks: Vec<_> = (0..n)
+                    .map(|i| cx.append_basic_block(entry, &format!("phase{i}")))
+                    .collect();
+                let cases: Vec<_> = blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, bb)| (e.i32().const_int(i as u64, false), *bb))
+                    .collect();
+                // No phase of the kernel: none of it runs in any warp.
+                b.build_switch(phase, done, &cases)?;
+                exits.push((count, first));
+                for (i, bb) in blocks.into_iter().enumerate() {
+                    b.position_at_end(bb);
+                    let constant = e.i32().const_int(i as u64, false);
+                    loop_.emit(Some(constant), &mut exits)?;
+                }
+            }
+        }
+    }
 
     b.position_at_end(done);
     let result = b.build_phi(i64t, "ran")?;
-    result.add_incoming(&[(&zero, start), (&ran, body), (&ran, next)]);
+    for (value, block) in &exits {
+        result.add_incoming(&[(value, *block)]);
+    }
     b.build_return(Some(&result.as_basic_value()))?;
     Ok(entry)
+}
+
+/// What a kernel entry's loop over its warps needs (see [`warp_entry`]).
+struct WarpLoop<'ctx, 'a> {
+    e: &'a Emit<'ctx, 'a>,
+    entry: FunctionValue<'ctx>,
+    kernel: FunctionValue<'ctx>,
+    contexts: PointerValue<'ctx>,
+    count: IntValue<'ctx>,
+    whole_warps: bool,
+    runs: WarpsPerCall,
+    done: BasicBlock<'ctx>,
+}
+
+impl<'ctx> WarpLoop<'ctx, '_> {
+    /// Ends the current block with a loop calling the kernel (with `phase`,
+    /// if it is phased) for each warp, leaving to `done`; adds the loop's
+    /// branches there, with the number of warps run, to `exits`.
+    fn emit(
+        &self,
+        phase: Option<IntValue<'ctx>>,
+        exits: &mut Vec<(IntValue<'ctx>, BasicBlock<'ctx>)>,
+    ) -> Result<(), JitError> {
+        let e = self.e;
+        let (cx, b, i64t) = (e.cx, &e.b, e.i64());
+        let zero = i64t.const_zero();
+        let before = b
+            .get_insert_block()
+            .ok_or_else(|| JitError::Internal("warp loop outside a block".into()))?;
+        let body = cx.append_basic_block(self.entry, "warp");
+        let next = cx.append_basic_block(self.entry, "next");
+        b.build_unconditional_branch(body)?;
+
+        b.position_at_end(body);
+        let index = b.build_phi(i64t, "index")?;
+        let index_value = index.as_basic_value().into_int_value();
+        let stride = i64t.const_int(std::mem::size_of::<abi::WarpContext>() as u64, false);
+        let offset = b.build_int_mul(index_value, stride, "")?;
+        // SAFETY: the caller passes `count` consecutive contexts.
+        let ctxp = unsafe { b.build_gep(cx.i8_type(), self.contexts, &[offset], "ctx")? };
+        let bits = warp_bits(e, ctxp, self.whole_warps, offsets::ENTRY_MASK)?;
+        let mask = e.bits_to_mask(bits)?;
+        // Every context of one call is of one workgroup: its fields read from
+        // the first are the same in each warp, and LLVM hoists them out of
+        // the loop.
+        let mut args: Vec<BasicMetadataValueEnum> =
+            vec![ctxp.into(), mask.into(), self.contexts.into()];
+        args.extend(phase.map(BasicMetadataValueEnum::from));
+        b.build_call(self.kernel, &args, "")?;
+        let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
+        let stop = match self.runs {
+            WarpsPerCall::One => cx.bool_type().const_all_ones(),
+            WarpsPerCall::All => {
+                let fault = e.load_field(ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?;
+                let starved = e.load_field(ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?;
+                let either = b.build_or(fault.into_int_value(), starved.into_int_value(), "")?;
+                b.build_int_compare(IntPredicate::NE, either, e.i32().const_zero(), "stop")?
+            }
+        };
+        b.build_conditional_branch(stop, self.done, next)?;
+
+        b.position_at_end(next);
+        let more = b.build_int_compare(IntPredicate::ULT, ran, self.count, "more")?;
+        b.build_conditional_branch(more, body, self.done)?;
+        index.add_incoming(&[(&zero, before), (&ran, next)]);
+        exits.extend([(ran, body), (ran, next)]);
+        Ok(())
+    }
 }
 
 /// Where a function's masks start.
@@ -328,7 +433,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         func_index: u32,
         funcs: &'a [FunctionValue<'ctx>],
         posted: &'a [Option<(AtomOp, NumFormat)>],
-        start: KernelStart,
+        (start, phased): (KernelStart, Option<&phases::PhaseLayout>),
         may_demote: bool,
     ) -> Result<(), JitError> {
         let f = &module.functions[func_index as usize];
@@ -391,20 +496,16 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             start,
             may_demote,
         };
-        let phased = if f.is_kernel() {
-            KernelPlan::with_phases(module, FuncId(func_index)).1
-        } else {
-            None
-        };
-        match &phased {
+        match phased {
             Some(layout) => {
+                let phase = param(base + f.results.len() as u32 + 1)?.into_int_value();
                 let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
                 let state = e
                     .load_field(ctxp, offsets::PHASE_STATE, ptr.into(), 8)?
                     .into_pointer_value();
                 fl.privates_in(state, &layout.privates)?;
                 e.b.position_at_end(body_block);
-                phases::lower_phases(&mut fl, layout, state)?;
+                phases::lower_phases(&mut fl, layout, state, phase)?;
             }
             None => {
                 fl.lower_privates()?;

@@ -3,6 +3,7 @@
 //! variables, private arrays, the lanes that returned or were killed or
 //! demoted) must be what the interpreter sees, for every workgroup shape.
 
+mod direct;
 mod support;
 use support::*;
 use warpjit_runtime::Buffer;
@@ -210,4 +211,37 @@ fn lanes_that_return_after_the_first_barrier_stay_out() {
         (words[9], words[28], words[31], words[32 + 31]),
         (0, 0, 0, 0)
     );
+}
+
+/// The body of `@kernel.main` in the optimised IR `ir`.
+fn entry_body(ir: &str) -> &str {
+    let start = ir.find("@kernel.main(").expect("the kernel's entry");
+    let end = ir[start..].find("\n}").map_or(ir.len(), |e| start + e);
+    &ir[start..end]
+}
+
+/// A kernel without loops runs a call's warps in a loop in its entry. Split
+/// into phases, the entry switches on the phase once per call and has a
+/// loop per phase, each holding only its phase's code: the warps do not
+/// dispatch on the phase one by one.
+#[test]
+fn each_phase_loops_over_the_warps_on_its_own() {
+    let text = include_str!("../../examples/scan_shuffle_up.warp");
+    let m = direct::module(text);
+    for options in direct::kinds([256, 1, 1]) {
+        let ir = direct::optimised_ir(&m, &options);
+        let entry = entry_body(&ir);
+        let switches = entry.matches(" switch i32 ").count();
+        // Loop headers: `warp:`, `warp1:` (not their preheaders).
+        let loops = entry
+            .lines()
+            .filter_map(|l| l.split(':').next())
+            .filter(|label| {
+                label
+                    .strip_prefix("warp")
+                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count();
+        assert_eq!((switches, loops), (1, 2), "{options:?}\n{entry}");
+    }
 }

@@ -39,7 +39,9 @@ const CALL_SIZE: usize = 16;
 
 /// Marks the functions of `module` (lowered as `funcs`) that the optimiser
 /// is to inline, each after the functions it calls (the verifier's call
-/// order). Kernels are called once, from their entries.
+/// order). Kernels are called once from their entries, or once per phase
+/// (`warp_entry`), each copy keeping only its phase's code; they are
+/// counted as one call site.
 pub(super) fn mark_inlined(cx: &Context, module: &VerifiedModule, funcs: &[FunctionValue<'_>]) {
     let calls: Vec<Vec<usize>> = module.functions.iter().map(callees).collect();
     let mut sites = vec![0usize; funcs.len()];

@@ -25,7 +25,7 @@
 use super::{FnLowering, KernelStart};
 use crate::abi::offsets;
 use crate::JitError;
-use inkwell::values::PointerValue;
+use inkwell::values::{IntValue, PointerValue};
 use std::ops::Range;
 use warpjit_ir::{walk_stmt, BinaryOp, Builtin, Function, Op, Operand, Place, Stmt, Type, ValueId};
 
@@ -263,8 +263,8 @@ fn recomputable(stmts: &[Stmt], values: usize) -> Vec<Option<usize>> {
     by
 }
 
-/// Lowers the body of a kernel split into phases: a switch on the
-/// context's phase to that phase's statements. A later phase first takes
+/// Lowers the body of a kernel split into phases: a switch on `phase`
+/// (the kernel's argument) to that phase's statements. A later phase first takes
 /// back what earlier ones left in `state` (the lanes still in the kernel,
 /// the variables, the values it uses); each phase but the last leaves
 /// there what later ones need. The builder ends where the function returns.
@@ -272,6 +272,7 @@ pub(super) fn lower_phases<'ctx>(
     fl: &mut FnLowering<'ctx, '_>,
     layout: &PhaseLayout,
     state: PointerValue<'ctx>,
+    phase: IntValue<'ctx>,
 ) -> Result<(), JitError> {
     let e = fl.e;
     let b = &e.b;
@@ -282,9 +283,6 @@ pub(super) fn lower_phases<'ctx>(
         // SAFETY (for LLVM): the layout keeps every slot inside the state.
         Ok(unsafe { b.build_gep(e.cx.i8_type(), state, &[offset], "")? })
     };
-    let phase = e
-        .load_field(fl.ctxp, offsets::PHASE, e.i32().into(), 4)?
-        .into_int_value();
     let done = fl.new_block("phases.done");
     let blocks: Vec<_> = (0..layout.phases.len())
         .map(|i| fl.new_block(&format!("phase{i}")))

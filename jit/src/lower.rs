@@ -256,13 +256,8 @@ fn warp_entry<'ctx>(
                 let blocks: Vec<_> = (0..n)
                     .map(|i| cx.append_basic_block(entry, &format!("phase{i}")))
                     .collect();
-                let cases: Vec<_> = blocks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, bb)| (e.i32().const_int(i as u64, false), *bb))
-                    .collect();
                 // No phase of the kernel: none of it runs in any warp.
-                b.build_switch(phase, done, &cases)?;
+                phases::switch_to_phase(e, phase, &blocks, done)?;
                 exits.push((count, first));
                 for (i, bb) in blocks.into_iter().enumerate() {
                     b.position_at_end(bb);

@@ -24,7 +24,9 @@
 
 use super::{FnLowering, KernelStart};
 use crate::abi::offsets;
+use crate::emit::Emit;
 use crate::JitError;
+use inkwell::basic_block::BasicBlock;
 use inkwell::values::{IntValue, PointerValue};
 use std::ops::Range;
 use warpjit_ir::{walk_stmt, BinaryOp, Builtin, Function, Op, Operand, Place, Stmt, Type, ValueId};
@@ -263,6 +265,22 @@ fn recomputable(stmts: &[Stmt], values: usize) -> Vec<Option<usize>> {
     by
 }
 
+/// Branches on `phase` to `blocks[phase]`, or to `other` past them.
+pub(super) fn switch_to_phase<'ctx>(
+    e: &Emit<'ctx, '_>,
+    phase: IntValue<'ctx>,
+    blocks: &[BasicBlock<'ctx>],
+    other: BasicBlock<'ctx>,
+) -> Result<(), JitError> {
+    let cases: Vec<_> = blocks
+        .iter()
+        .enumerate()
+        .map(|(i, bb)| (e.i32().const_int(i as u64, false), *bb))
+        .collect();
+    e.b.build_switch(phase, other, &cases)?;
+    Ok(())
+}
+
 /// Lowers the body of a kernel split into phases: a switch on `phase`
 /// (the kernel's argument) to that phase's statements. A later phase first takes
 /// back what earlier ones left in `state` (the lanes still in the kernel,
@@ -287,12 +305,7 @@ pub(super) fn lower_phases<'ctx>(
     let blocks: Vec<_> = (0..layout.phases.len())
         .map(|i| fl.new_block(&format!("phase{i}")))
         .collect();
-    let cases: Vec<_> = blocks
-        .iter()
-        .enumerate()
-        .map(|(i, bb)| (e.i32().const_int(i as u64, false), *bb))
-        .collect();
-    b.build_switch(phase, done, &cases)?;
+    switch_to_phase(e, phase, &blocks, done)?;
     let slot_of = |v: usize| layout.values.get(v).copied().flatten();
     // Which phases start with every lane still in the kernel, known when
     // compiling: code for whole warps where no earlier phase can return.

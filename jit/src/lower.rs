@@ -128,14 +128,16 @@ pub fn lower_module<'ctx>(
         }
         funcs.push(func);
     }
-    for (i, f) in module.functions.iter().enumerate() {
-        let start = if f.is_kernel() {
-            start
-        } else {
-            KernelStart::FromContext
-        };
-        let how = (start, layouts[i].as_ref());
-        FnLowering::lower(&e, module, i as u32, &funcs, &posted, how, may_demote)?;
+    let shared = ModuleLowering {
+        module,
+        funcs: &funcs,
+        posted: &posted,
+        kernel_start: start,
+        may_demote,
+        layouts: &layouts,
+    };
+    for i in 0..module.functions.len() {
+        FnLowering::lower(&e, &shared, i as u32)?;
     }
     if opts.opt_level == 2 {
         inlining::mark_inlined(cx, module, &funcs);
@@ -421,18 +423,39 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     may_demote: bool,
 }
 
+/// What the lowering of each function of a module shares.
+struct ModuleLowering<'ctx, 'a> {
+    module: &'a VerifiedModule,
+    funcs: &'a [FunctionValue<'ctx>],
+    posted: &'a [Option<(AtomOp, NumFormat)>],
+    /// Where a kernel's masks start (other functions get their caller's).
+    kernel_start: KernelStart,
+    may_demote: bool,
+    /// Per function: its phases, for a kernel split at its barriers.
+    layouts: &'a [Option<phases::PhaseLayout>],
+}
+
 impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     fn lower(
         e: &'a Emit<'ctx, 'a>,
-        module: &'a VerifiedModule,
+        shared: &ModuleLowering<'ctx, 'a>,
         func_index: u32,
-        funcs: &'a [FunctionValue<'ctx>],
-        posted: &'a [Option<(AtomOp, NumFormat)>],
-        (start, phased): (KernelStart, Option<&phases::PhaseLayout>),
-        may_demote: bool,
     ) -> Result<(), JitError> {
+        let ModuleLowering {
+            module,
+            funcs,
+            posted,
+            may_demote,
+            ..
+        } = *shared;
         let f = &module.functions[func_index as usize];
         let func = funcs[func_index as usize];
+        let start = if f.is_kernel() {
+            shared.kernel_start
+        } else {
+            KernelStart::FromContext
+        };
+        let phased = shared.layouts[func_index as usize].as_ref();
         let entry_block = e.cx.append_basic_block(func, "entry");
         let body_block = e.cx.append_basic_block(func, "body");
         e.b.position_at_end(entry_block);

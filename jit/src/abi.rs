@@ -94,7 +94,9 @@ pub struct WarpContext {
     /// when every update goes straight to memory.
     pub posted: *mut PostedUpdate,
     /// For a kernel split into phases at its barriers (`lower/phases.rs`):
-    /// the phase to run, and this warp's phase state.
+    /// the phase to run, and this warp's phase state. Every context of one
+    /// call of an entry has the same phase: an entry running several warps
+    /// reads the first's.
     pub phase: u32,
     pub phase_state: *mut u8,
 }

@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Duration;
-use warpjit::bench::baselines::Threads;
+use warpjit::bench::baselines::{self, Threads};
 use warpjit::bench::engines::Engine;
 use warpjit::bench::{parse_module, workloads::WORKLOADS, Case, Size};
 use warpjit_jit::JitOptions;
@@ -62,8 +62,12 @@ fn kernels(c: &mut Criterion) {
             });
         }
         if let Some(baseline) = prepared.baseline.as_mut() {
-            group.bench_function("rust 1 thread", |b| b.iter(|| baseline(Threads::One)));
-            group.bench_function("rust rayon", |b| b.iter(|| baseline(Threads::All)));
+            group.bench_function("rust 1 thread", |b| {
+                b.iter(|| baselines::run(Threads::One, &mut **baseline))
+            });
+            group.bench_function("rust rayon", |b| {
+                b.iter(|| baselines::run(Threads::All, &mut **baseline))
+            });
         }
         group.finish();
     }

@@ -1,4 +1,5 @@
-//! Pinning SM threads to CPUs of their own.
+//! Pinning SM threads (and other pools of compute threads, such as the
+//! benchmark baselines' rayon workers) to CPUs of their own.
 //!
 //! A launch wakes its SM threads, and Linux tends to queue woken threads
 //! on the waker's CPU. Measured on a 2-core virtual machine, a 2-SM
@@ -11,11 +12,12 @@
 //! scheduler: pinned to the first CPUs, the SMs of several small runtimes
 //! (or processes) would crowd onto the same few CPUs of a large machine.
 
-/// The CPUs SM threads are pinned to, SM `i` to `cpus[i]`; empty when
-/// they are not pinned.
-pub(crate) fn placement(sm_count: u32) -> Vec<usize> {
+/// The CPUs a pool of `threads` compute threads is pinned to, thread `i`
+/// to `cpus[i]`; empty when they are not pinned. The SM threads of a
+/// runtime follow this rule.
+pub fn placement(threads: u32) -> Vec<usize> {
     let cpus = allowed_cpus();
-    if sm_count > 1 && sm_count as usize == cpus.len() {
+    if threads > 1 && threads as usize == cpus.len() {
         cpus
     } else {
         Vec::new()
@@ -70,13 +72,13 @@ mod os {
 
 /// The CPUs the calling thread may run on, in increasing order (empty
 /// where that is not known).
-pub(crate) fn allowed_cpus() -> Vec<usize> {
+pub fn allowed_cpus() -> Vec<usize> {
     os::allowed_cpus()
 }
 
 /// Pins the calling thread to `cpu`; false if the system refused (the
 /// thread then runs wherever the scheduler puts it, which is only slower).
-pub(crate) fn pin_current_thread(cpu: usize) -> bool {
+pub fn pin_current_thread(cpu: usize) -> bool {
     os::pin_current_thread(cpu)
 }
 

@@ -50,7 +50,7 @@
 //!
 //! [`VerifiedModule`]: warpjit_ir::VerifiedModule
 
-mod affinity;
+pub mod affinity;
 mod backend;
 mod config;
 mod error;

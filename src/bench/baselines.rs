@@ -7,18 +7,62 @@
 //! BMI2), and picks the second at run time when the CPU has it, so the
 //! baselines use the host's vector units without the workspace requiring
 //! them. (AVX-512 variants would need Rust 1.89; the workspace supports
-//! 1.82. Build with `RUSTFLAGS="-C target-cpu=native"` to give the
+//! 1.88. Build with `RUSTFLAGS="-C target-cpu=native"` to give the
 //! baselines everything the host has.) Rust never fuses a multiply and an
 //! add, so the f32 results equal the kernels' bit for bit where the
 //! operations are the same.
 
+use std::sync::OnceLock;
+
 use rayon::prelude::*;
 
-/// One thread, or every core (rayon's global pool).
+/// One thread, or every core (the rayon pool of [`run`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threads {
     One,
     All,
+}
+
+/// Runs `baseline` with `threads`: `One` on the calling thread, `All` in
+/// the baselines' rayon pool, whose workers are pinned to CPUs of their
+/// own by the rule the SM threads follow (`warpjit_runtime::affinity`).
+/// Unpinned, Linux often queues the woken workers on one CPU, and a run
+/// took the time of one thread: on a 2-core machine, W6's rayon runs
+/// after a single-threaded run took either 2.5 or 5 ms, pinned 2.5 ms.
+pub fn run<R: Send>(threads: Threads, baseline: impl FnOnce(Threads) -> R + Send) -> R {
+    match (threads, pool()) {
+        (Threads::All, Some(pool)) => pool.install(|| baseline(threads)),
+        // Without a pool of its own (rayon could not start the threads),
+        // `All` runs in rayon's global pool.
+        _ => baseline(threads),
+    }
+}
+
+/// The worker count of the pool `Threads::All` runs in.
+pub fn pool_threads() -> usize {
+    pool().map_or_else(rayon::current_num_threads, |pool| {
+        pool.current_num_threads()
+    })
+}
+
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus = warpjit_runtime::affinity::placement(threads as u32);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("warpjit-baseline-{i}"))
+            .start_handler(move |i| {
+                if let Some(&cpu) = cpus.get(i) {
+                    // Unpinned, the worker still works, only maybe later.
+                    let _ = warpjit_runtime::affinity::pin_current_thread(cpu);
+                }
+            })
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// Whether the x86-64-v3 variants may run.
@@ -384,6 +428,26 @@ pub fn blackscholes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_threads_run_in_a_pool_of_one_pinned_worker_per_cpu() {
+        use warpjit_runtime::affinity;
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = run(Threads::All, |_| {
+            rayon::broadcast(|context| (context.index(), affinity::allowed_cpus()))
+        });
+        assert_eq!(workers.len(), cpus);
+        assert_eq!(pool_threads(), cpus);
+        let placement = affinity::placement(cpus as u32);
+        for (index, allowed) in workers {
+            match placement.get(index) {
+                Some(&cpu) => assert_eq!(allowed, vec![cpu], "worker {index}"),
+                None => assert_eq!(allowed, affinity::allowed_cpus(), "worker {index}"),
+            }
+        }
+        // `One` stays on the calling thread.
+        assert_eq!(run(Threads::One, |_| rayon::current_thread_index()), None);
+    }
 
     /// Several rayon chunks, the last one partial.
     const N: usize = 3 * CHUNK + 1234;

@@ -1,7 +1,7 @@
 //! Measuring a case on every configuration: warm-up, timed runs in
 //! rounds across the configurations, output checks.
 
-use crate::bench::baselines::Threads;
+use crate::bench::baselines::{self, Threads};
 use crate::bench::engines::{Engine, ReadyKernel};
 use crate::bench::{Case, Prepared, Size};
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ impl Config {
         match self {
             Config::Kernel(engine) => engine.label(),
             Config::Rust(Threads::One) => "rust 1 thread".into(),
-            Config::Rust(Threads::All) => format!("rust rayon {}", rayon::current_num_threads()),
+            Config::Rust(Threads::All) => format!("rust rayon {}", baselines::pool_threads()),
         }
     }
 
@@ -171,7 +171,7 @@ pub fn measure(
             }
             Config::Rust(threads) => {
                 if let Some(baseline) = prepared.baseline.as_mut() {
-                    baseline(threads);
+                    baselines::run(threads, baseline);
                     row.warmed_up = true;
                 }
                 None
@@ -201,7 +201,7 @@ pub fn measure(
                 (Config::Rust(threads), _) => {
                     if let Some(baseline) = prepared.baseline.as_mut() {
                         let start = Instant::now();
-                        baseline(threads);
+                        baselines::run(threads, baseline);
                         row.times.push(start.elapsed());
                     }
                 }

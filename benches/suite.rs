@@ -40,7 +40,8 @@ fn kernels(c: &mut Criterion) {
             });
         }
         for engine in engines {
-            let ready = match engine.prepare(&prepared.launch) {
+            let ready = match engine.prepare(&prepared.launch, &warpjit_jit::JitOptions::default())
+            {
                 Ok((ready, _compile_time)) => ready,
                 Err(e) => {
                     eprintln!("{} on {}: not measured: {e}", case.name(), engine.label());

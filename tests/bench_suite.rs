@@ -14,6 +14,7 @@ fn options(interp_runs: usize) -> BenchOptions {
         interp_runs,
         size: Size::Small,
         sms: 2,
+        jit: warpjit_jit::JitOptions::default(),
     }
 }
 
@@ -98,6 +99,7 @@ fn timed_runs_come_in_rounds_after_every_warm_up() {
         interp_runs: 2,
         size: Size::Small,
         sms: 2,
+        jit: warpjit_jit::JitOptions::default(),
     };
     let mut heard = Vec::new();
     let rows = measure(case, &options, &mut |what| heard.push(what.to_string())).expect("runs");

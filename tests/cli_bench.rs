@@ -27,6 +27,24 @@ fn table_lists_every_configuration_with_checked_output() {
 }
 
 #[test]
+fn the_header_says_when_prefetching_ahead_is_off() {
+    let dir = scratch("bench-prefetch", &[]);
+    let args = ["bench", "--small", "--runs", "1", "--no-interp", "W2"];
+    let run = warpjit(&dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("prefetch ahead: on\n"), "{}", run.stdout);
+    let run = warpjit(&dir, &[&args[..], &["--prefetch-ahead", "off"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("prefetch ahead: off (--prefetch-ahead off)"),
+        "{}",
+        run.stdout
+    );
+    let jit = run.stdout.lines().find(|l| l.contains("jit 1 SM")).unwrap();
+    assert!(jit.ends_with(" ok"), "{jit}");
+}
+
+#[test]
 fn json_and_svg_carry_the_results() {
     let dir = scratch("bench-json", &[]);
     let run = warpjit(

@@ -61,6 +61,24 @@ fn barriers_split_the_body_into_phases_or_call_the_warp_scheduler() {
 }
 
 #[test]
+fn prefetches_a_page_ahead_as_asked() {
+    let dump = |choice: &str| {
+        let out = warpjit(&[
+            "dump",
+            "--llvm",
+            "--prefetch-ahead",
+            choice,
+            "benches/workloads/saxpy.warp",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout.matches("call void @llvm.prefetch").count()
+    };
+    // Two loads and a store of 128 bytes each: two lines each.
+    assert_eq!(dump("on"), 6);
+    assert_eq!(dump("off"), 0);
+}
+
+#[test]
 fn bad_options_name_the_option() {
     let out = warpjit(&["dump", "--target", "mmx", "examples/mandelbrot.warp"]);
     assert_eq!(out.code, 2);

@@ -531,6 +531,10 @@ fn bad_options_give_one_line_naming_the_option() {
             &["--target", "neon"],
             &["--target", "native, avx2 or sse4.2"],
         ),
+        (
+            &["--prefetch-ahead", "maybe"],
+            &["--prefetch-ahead", "on or off"],
+        ),
         (&["--kernel", "nope"], &["--kernel nope", "@main"]),
         (&["--sms", "0"], &["--sms"]),
         (&["--sms", "-1"], &["--sms", "-1"]),

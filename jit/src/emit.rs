@@ -44,6 +44,9 @@ pub struct Emit<'ctx, 'a> {
     /// module (`sched::WarpRewrites`); [`Emit::store_field`] refuses the
     /// others of them.
     pub rewrites: crate::sched::WarpRewrites,
+    /// Buffer accesses outside loops prefetch a page ahead
+    /// (`JitOptions::prefetch_ahead`).
+    pub prefetch_ahead: bool,
 }
 
 impl<'ctx, 'a> Emit<'ctx, 'a> {
@@ -66,6 +69,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             workgroup: None,
             call_math: false,
             rewrites: crate::sched::WarpRewrites::ALL,
+            prefetch_ahead: true,
         }
     }
 }

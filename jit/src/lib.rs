@@ -79,6 +79,13 @@ pub struct JitOptions {
     /// choice. Such code refuses launches of another size. [`JitBackend`]
     /// compiles it for a kernel's declared size (`workgroup(...)`).
     pub workgroup: Option<[u32; 3]>,
+    /// Buffer accesses outside loops prefetch their lines a page ahead
+    /// (`lower/memory/known.rs`). It helps where memory is slow or
+    /// contended and costs a little where the hardware prefetchers keep
+    /// up: on the host of `docs/benchmarks.md` ("Prefetching a page ahead,
+    /// measured again") W2 and W4 ran 12-28% faster without it while
+    /// memory was quiet and up to 2x slower while it was busy.
+    pub prefetch_ahead: bool,
 }
 
 impl JitOptions {
@@ -160,6 +167,7 @@ impl Default for JitOptions {
             target: Target::Native,
             whole_warps: false,
             workgroup: None,
+            prefetch_ahead: true,
         }
     }
 }

@@ -95,6 +95,7 @@ fn check(op: &str, ty: &str, divisor: u64) {
             target,
             whole_warps: true,
             workgroup: None,
+            prefetch_ahead: true,
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = buffers.clone();

@@ -170,6 +170,7 @@ fn check(src: NumFormat, inputs: &[u64]) {
                 target,
                 whole_warps: true,
                 workgroup: None,
+                prefetch_ahead: true,
             },
         )
         .expect("compiles");

@@ -650,20 +650,24 @@ kernel @main workgroup(64) {
 /// starts (hardware prefetchers do not follow a grid's stride) and where
 /// the next workgroup's run of this iteration starts; loads and
 /// stores of buffers outside loops prefetch each line of their block a page
-/// ahead, for reading or for writing. Prefetches change no result: the sums
-/// match the interpreter for lengths that end inside, at and past a warp's
-/// run.
+/// ahead, for reading or for writing, unless the options turn that off.
+/// Prefetches change no result: the sums match the interpreter for lengths
+/// that end inside, at and past a warp's run.
 #[test]
 fn buffer_accesses_prefetch_where_the_next_warps_go() {
     let read = "i32 0, i32 3, i32 1)";
     let write = "i32 1, i32 3, i32 1)";
     let m = direct::module(GRID_STRIDE_SUM);
     for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
-        let ir = optimised_ir(&m, target);
+        let ir = prefetching_ir(&m, target, true);
         // The loop's byte load (its next run and the next workgroup's
         // block), and the two lines of the sums' store after the loop.
         assert_eq!(ir.matches(read).count(), 2, "{ir}");
         assert_eq!(ir.matches(write).count(), 2, "{ir}");
+        // Without prefetches a page ahead, only the loop's.
+        let ir = prefetching_ir(&m, target, false);
+        assert_eq!(ir.matches(read).count(), 2, "{ir}");
+        assert_eq!(ir.matches(write).count(), 0, "{ir}");
     }
     // Compiled for the declared size, the next workgroup's byte run is a
     // constant 64 bytes on.
@@ -696,7 +700,7 @@ kernel @main workgroup(64) {
   store.f64 @wide, %w, %z
 }",
     );
-    let ir = optimised_ir(&loop_free, warpjit_jit::Target::Native);
+    let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, true);
     // 128 bytes of u32 and 256 of f64, each read and written: 2 + 4 lines
     // each way. Shared memory is not prefetched.
     assert_eq!(ir.matches(read).count(), 6, "{ir}");
@@ -704,6 +708,8 @@ kernel @main workgroup(64) {
     for offset in [4096, 4160, 4224, 4288] {
         assert!(ir.contains(&format!("i64 {offset}")), "{offset}: {ir}");
     }
+    let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, false);
+    assert!(!ir.contains("@llvm.prefetch"), "{ir}");
     // Nor in a loop: a consecutive shared load there takes no prefetch.
     let shared_loop = direct::module(
         "buffer @out[0]: u32
@@ -729,7 +735,7 @@ kernel @main workgroup(64) {
   store.u32 @out, %at, $sum
 }",
     );
-    let ir = optimised_ir(&shared_loop, warpjit_jit::Target::Native);
+    let ir = prefetching_ir(&shared_loop, warpjit_jit::Target::Native, true);
     assert_eq!(ir.matches(read).count(), 0, "{ir}");
     let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
     let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
@@ -737,6 +743,21 @@ kernel @main workgroup(64) {
         .to_vec();
     let buffers = vec![pattern(1500, 7), vec![0; 3 * 64 * 4]];
     same_as_interpreter(GRID_STRIDE_SUM, &cfg, &params, &buffers);
+}
+
+/// The optimised LLVM IR of `m` for `target`, code for any workgroup, with
+/// or without prefetches a page ahead.
+fn prefetching_ir(
+    m: &warpjit_ir::VerifiedModule,
+    target: warpjit_jit::Target,
+    ahead: bool,
+) -> String {
+    let opts = warpjit_jit::JitOptions {
+        target,
+        prefetch_ahead: ahead,
+        ..warpjit_jit::JitOptions::default()
+    };
+    direct::optimised_ir(m, &opts)
 }
 
 /// The optimised LLVM IR of `m` for `target`, code for any workgroup.

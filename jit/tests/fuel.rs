@@ -63,7 +63,7 @@ fn run(steps: u32, fuel: u64) -> (Result<(), String>, Vec<u8>) {
             opt_level: 2,
             target,
             whole_warps: true,
-            workgroup: None,
+            ..JitOptions::default()
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = vec![vec![0xffu8; 384]];

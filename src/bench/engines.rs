@@ -38,16 +38,21 @@ impl Engine {
         }
     }
 
-    /// Prepares `launch`'s kernel on a runtime of its own; the duration is
+    /// Prepares `launch`'s kernel on a runtime of its own (the JIT's
+    /// compiled with `jit`); the duration is
     /// what preparing took, not counting the start of the SM threads. For
     /// the JIT it is the median of [`COLD_COMPILES`] full compiles, each
     /// after clearing this thread's compile cache (`prepare` compiles on the
     /// calling thread), so neither a cache hit nor the process's one-time
     /// LLVM start-up (which falls on one sample) decides the figure.
-    pub fn prepare(self, launch: &Launch) -> Result<(ReadyKernel, Duration), String> {
+    pub fn prepare(
+        self,
+        launch: &Launch,
+        jit: &JitOptions,
+    ) -> Result<(ReadyKernel, Duration), String> {
         let (sms, backend): (u32, Arc<dyn Backend>) = match self {
             Engine::Interpreter => (Engine::all_cores(), Arc::new(InterpreterBackend)),
-            Engine::Jit { sms } => (sms, Arc::new(JitBackend::new(JitOptions::default()))),
+            Engine::Jit { sms } => (sms, Arc::new(JitBackend::new(*jit))),
         };
         let config = RuntimeConfig {
             sm_count: sms,

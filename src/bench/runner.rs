@@ -16,6 +16,8 @@ pub struct BenchOptions {
     pub size: Size,
     /// SMs of the "all SMs" JIT configuration.
     pub sms: u32,
+    /// How the JIT compiles.
+    pub jit: warpjit_jit::JitOptions,
 }
 
 /// A configuration a case is measured on.
@@ -223,7 +225,7 @@ fn prepare_kernel(
     reference: &mut Option<Vec<Vec<u8>>>,
     row: &mut Measurement,
 ) -> Option<ReadyKernel> {
-    let (ready, prepare_time) = match engine.prepare(&prepared.launch) {
+    let (ready, prepare_time) = match engine.prepare(&prepared.launch, &options.jit) {
         Ok(ready) => ready,
         Err(e) => {
             row.outcome = Outcome::Failed(e);

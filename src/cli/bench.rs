@@ -42,6 +42,16 @@ pub struct BenchArgs {
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
+    /// Whether the JIT's buffer accesses outside loops prefetch a page
+    /// ahead: on or off.
+    #[arg(
+        long = "prefetch-ahead",
+        value_name = "on|off",
+        default_value = "on",
+        action = clap::ArgAction::Set,
+        value_parser = crate::run::options::parse_on_off
+    )]
+    prefetch_ahead: bool,
 }
 
 pub fn bench(args: &BenchArgs) -> CommandResult {
@@ -65,6 +75,10 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
         },
         size: if args.small { Size::Small } else { Size::Full },
         sms: args.sms.unwrap_or_else(Engine::all_cores),
+        jit: warpjit_jit::JitOptions {
+            prefetch_ahead: args.prefetch_ahead,
+            ..warpjit_jit::JitOptions::default()
+        },
     };
     let mut rows: Vec<Measurement> = Vec::new();
     let total = cases.len();
@@ -110,5 +124,13 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
         ),
         ("rust baselines", baselines::instruction_set().to_string()),
         ("warpjit", env!("CARGO_PKG_VERSION").to_string()),
+        (
+            "prefetch ahead",
+            if options.jit.prefetch_ahead {
+                "on".into()
+            } else {
+                "off (--prefetch-ahead off)".into()
+            },
+        ),
     ]
 }

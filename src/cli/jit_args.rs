@@ -1,5 +1,5 @@
-//! The JIT's instruction set and optimisation level, as the commands that
-//! compile (`dump`, `fuzz`) take them.
+//! The JIT's instruction set, optimisation level and prefetching, as the
+//! commands that compile (`dump`, `fuzz`) take them.
 
 use warpjit_jit::{JitOptions, Target};
 
@@ -17,6 +17,15 @@ pub struct JitArgs {
     /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
     #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
     pub target: Target,
+    /// Whether buffer accesses outside loops prefetch a page ahead: on or off.
+    #[arg(
+        long = "prefetch-ahead",
+        value_name = "on|off",
+        default_value = "on",
+        action = clap::ArgAction::Set,
+        value_parser = crate::run::options::parse_on_off
+    )]
+    pub prefetch_ahead: bool,
 }
 
 impl JitArgs {
@@ -26,6 +35,7 @@ impl JitArgs {
         JitOptions {
             opt_level: self.opt_level,
             target: self.target,
+            prefetch_ahead: self.prefetch_ahead,
             ..JitOptions::default()
         }
     }

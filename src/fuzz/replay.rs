@@ -36,8 +36,8 @@ impl Replay {
 }
 
 /// Runs `DIR/program.warp` with the launch of its `//! run:` lines (buffer
-/// files relative to DIR; the JIT's `--target` and `--opt-level` from them
-/// too) on the reference and on every other engine.
+/// files relative to DIR; the JIT's `--target`, `--opt-level` and
+/// `--prefetch-ahead` from them too) on the reference and on every other engine.
 pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let file = dir.join("program.warp");
     let shown = file.display().to_string();

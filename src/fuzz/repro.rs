@@ -162,6 +162,10 @@ pub fn run_directive(
     if jit.opt_level != defaults.opt_level {
         let _ = write!(line, " --opt-level {}", jit.opt_level);
     }
+    if jit.prefetch_ahead != defaults.prefetch_ahead {
+        let on = if jit.prefetch_ahead { "on" } else { "off" };
+        let _ = write!(line, " --prefetch-ahead {on}");
+    }
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {
             Type::Bool => (if *bits & 1 == 1 { "true" } else { "false" }).to_string(),
@@ -184,7 +188,7 @@ mod tests {
     use warpjit_jit::Target;
 
     #[test]
-    fn the_run_line_names_the_jit_target_and_level_only_when_not_the_defaults() {
+    fn the_run_line_names_the_jit_options_only_when_not_the_defaults() {
         let module =
             warpjit_ir::text::parse("buffer @out[0]: u32\nkernel @main {\n}\n").expect("parses");
         let launch = Launch {
@@ -200,14 +204,20 @@ mod tests {
         let line = |jit| run_directive(&module, &launch, machine, jit);
         let plain = line(JitOptions::default());
         assert!(
-            !plain.contains("--target") && !plain.contains("--opt-level"),
+            !plain.contains("--target")
+                && !plain.contains("--opt-level")
+                && !plain.contains("--prefetch-ahead"),
             "{plain}"
         );
         let other = line(JitOptions {
             target: Target::Sse42,
             opt_level: 0,
+            prefetch_ahead: false,
             ..JitOptions::default()
         });
-        assert!(other.contains(" --target sse4.2 --opt-level 0 "), "{other}");
+        assert!(
+            other.contains(" --target sse4.2 --opt-level 0 --prefetch-ahead off "),
+            "{other}"
+        );
     }
 }

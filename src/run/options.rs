@@ -43,6 +43,15 @@ pub fn parse_target(s: &str) -> Result<Target, String> {
         .ok_or_else(|| "expected native, avx2 or sse4.2".into())
 }
 
+/// `on` or `off`.
+pub fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err("expected on or off".into()),
+    }
+}
+
 #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
 pub struct RunOptions {
     /// Kernel to launch (default: the only kernel, or @main).
@@ -87,6 +96,10 @@ pub struct RunOptions {
     /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
     #[arg(long, value_name = "TARGET", value_parser = parse_target)]
     pub target: Option<Target>,
+    /// Whether the JIT's buffer accesses outside loops prefetch a page
+    /// ahead: on or off (default on).
+    #[arg(long = "prefetch-ahead", value_name = "on|off", value_parser = parse_on_off)]
+    pub prefetch_ahead: Option<bool>,
     /// Simulated SMs, one thread each (default: one per core; at most 1024).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub sms: Option<u32>,
@@ -114,6 +127,7 @@ impl RunOptions {
         self.backend = later.backend.or(self.backend);
         self.opt_level = later.opt_level.or(self.opt_level);
         self.target = later.target.or(self.target);
+        self.prefetch_ahead = later.prefetch_ahead.or(self.prefetch_ahead);
         self.sms = later.sms.or(self.sms);
         self.warps_per_sm = later.warps_per_sm.or(self.warps_per_sm);
         self.fuel = later.fuel.or(self.fuel);

@@ -678,7 +678,8 @@ fn split_by_eights<'ctx>(
 /// The prefetch of a warp's consecutive access of `mem` starting at
 /// `start`, for buffers only (shared and private memory stay in cache): in a
 /// loop, where a load reads next ([`prefetch_next_run`]; a store's line is
-/// not prefetched there); outside loops, a page ahead ([`prefetch_ahead`]).
+/// not prefetched there); outside loops, a page ahead ([`prefetch_ahead`])
+/// unless the options say not to (`JitOptions::prefetch_ahead`).
 fn prefetch_for<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     mem: MemRef,
@@ -688,7 +689,9 @@ fn prefetch_for<'ctx>(
 ) -> Result<(), JitError> {
     match (mem, fl.in_loop(), write) {
         (MemRef::Buffer(_), true, false) => prefetch_next_run(fl, format, start),
-        (MemRef::Buffer(_), false, _) => prefetch_ahead(fl, format, start, write),
+        (MemRef::Buffer(_), false, _) if fl.e.prefetch_ahead => {
+            prefetch_ahead(fl, format, start, write)
+        }
         _ => Ok(()),
     }
 }

@@ -32,11 +32,16 @@ fn the_header_says_when_prefetching_ahead_is_off() {
     let args = ["bench", "--small", "--runs", "1", "--no-interp", "W2"];
     let run = warpjit(&dir, &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("prefetch ahead: on\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("prefetch ahead: on\n"),
+        "{}",
+        run.stdout
+    );
     let run = warpjit(&dir, &[&args[..], &["--prefetch-ahead", "off"]].concat());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout.contains("prefetch ahead: off (--prefetch-ahead off)"),
+        run.stdout
+            .contains("prefetch ahead: off (--prefetch-ahead off)"),
         "{}",
         run.stdout
     );

@@ -11,6 +11,7 @@
 //!   before with the same options.
 
 mod cache;
+mod divisibility;
 mod jitdump;
 mod perf_map;
 mod pipeline;
@@ -181,14 +182,16 @@ fn new_target_machine(
         .ok_or_else(|| JitError::Llvm(format!("no target machine for {triple}")))
 }
 
-/// The target-specific rewrites of an optimised module, which the
-/// optimiser would undo: steering LLVM 19 off a `vpternlog` it
-/// miscompiles on AVX-512, wide masks on AVX2.
+/// The rewrites of an optimised module, which the optimiser would undo or
+/// the code generator miss: divisibility tests as a multiply and a compare,
+/// steering LLVM 19 off a `vpternlog` it miscompiles on AVX-512, wide masks
+/// on AVX2.
 fn rewrite_optimised<'ctx>(
     cx: &'ctx Context,
     llmod: &Module<'ctx>,
     features: &str,
 ) -> Result<(), JitError> {
+    divisibility::rewrite(cx, llmod);
     if crate::emit::has_avx512(features) {
         ternlog_guard::guard(cx, llmod);
     }

@@ -1,7 +1,8 @@
 //! Integer division and remainder by constants. A constant divisor that
 //! needs no guard (not 0, and not -1 for the signed operations) is left to
 //! LLVM, which multiplies by its reciprocal; 0 and -1 keep the guarded
-//! path. Every operation, width and divisor below is compared with the
+//! path. A test of an unsigned remainder against 0 under a lane mask is a
+//! multiply and a compare (`engine/divisibility.rs`). Every operation, width and divisor below is compared with the
 //! interpreter on every target, over dividends at the edges (0, 1, the
 //! extremes, around multiples of the divisor) and spread over the range.
 
@@ -74,10 +75,40 @@ kernel @main workgroup(64) {{
     )
 }
 
+/// `x % divisor == 0` (or `!=`) in three lanes of four, as a masked
+/// `if` gives it; 1 where it holds, 0 where not and in the other lanes.
+fn divisibility_program(ty: &str, divisor: u64, compare: &str) -> String {
+    let fmt = if ty == "i32" { "u32" } else { "u64" };
+    let shift = if ty == "i32" { 2 } else { 3 };
+    format!(
+        "
+buffer @in[0]: {fmt}
+buffer @out[1]: {fmt}
+kernel @main workgroup(64) {{
+  var $holds: bool
+  %g = global_id.x
+  %a = shl %g, {shift}
+  %x = load.{fmt} @in, %a
+  %lane = lane_id
+  %quarter = and %lane, 3
+  %some = cmp.ne %quarter, 0
+  if %some {{
+    %r = rem.u %x, {divisor}:{ty}
+    $holds = {compare} %r, 0:{ty}
+  }}
+  %y = select $holds, 1:{ty}, 0:{ty}
+  store.{fmt} @out, %a, %y
+}}"
+    )
+}
+
 fn check(op: &str, ty: &str, divisor: u64) {
+    check_program(&program(op, ty, divisor), op, ty, divisor);
+}
+
+fn check_program(text: &str, op: &str, ty: &str, divisor: u64) {
     let bits = if ty == "i32" { 32 } else { 64 };
-    let text = program(op, ty, divisor);
-    let m = warpjit_ir::text::parse(&text).unwrap_or_else(|d| panic!("{d}\n{text}"));
+    let m = warpjit_ir::text::parse(text).unwrap_or_else(|d| panic!("{d}\n{text}"));
     let m = VerifiedModule::new(m).unwrap_or_else(|d| panic!("{d}\n{text}"));
     let kernel = m.find_function("main").expect("@main");
     let bytes = bits as usize / 8;
@@ -121,6 +152,59 @@ fn division_by_constants_matches_the_interpreter_i64() {
     for op in OPS {
         for d in DIVISORS_64 {
             check(op, "i64", d);
+        }
+    }
+}
+
+/// Divisibility tests by odd, even and power-of-two divisors, equal and not
+/// equal, on both widths, against the interpreter on every target.
+#[test]
+fn divisibility_tests_under_a_mask_match_the_interpreter() {
+    for compare in ["cmp.eq", "cmp.ne"] {
+        for d in DIVISORS_32.iter().chain(&[6, 12, 96, 4096, 0xfff0]) {
+            let text = divisibility_program("i32", *d, compare);
+            check_program(&text, compare, "i32", *d);
+        }
+        for d in DIVISORS_64.iter().chain(&[6, 1 << 40]) {
+            let text = divisibility_program("i64", *d, compare);
+            check_program(&text, compare, "i64", *d);
+        }
+    }
+}
+
+/// Such a test is a multiply and a compare, with no remainder left: on
+/// AVX-512 LLVM would otherwise expand `x % 3` into a multiply-high
+/// sequence (`vpmuludq`) before it saw the compare.
+#[test]
+fn a_masked_divisibility_test_is_a_multiply_and_a_compare() {
+    for (d, rotated) in [(3, false), (12, true)] {
+        let text = divisibility_program("i32", d, "cmp.eq");
+        let m = warpjit_ir::text::parse(&text).expect("parses");
+        let m = VerifiedModule::new(m).expect("verifies");
+        for target in [Target::Native, Target::Avx2] {
+            let options = JitOptions {
+                target,
+                ..JitOptions::default()
+            };
+            let ir = compile(&m, &options)
+                .expect("compiles")
+                .llvm_ir()
+                .expect("IR");
+            // The module's own text, before the shared routines'.
+            let kernel = ir
+                .split("; ModuleID = 'warpjit.lanes")
+                .next()
+                .unwrap_or(&ir);
+            assert!(!kernel.contains(" urem "), "{target:?} {d}: {kernel}");
+            assert!(
+                kernel.contains("mul <32 x i32>"),
+                "{target:?} {d}: {kernel}"
+            );
+            assert_eq!(
+                kernel.contains("@llvm.fshr"),
+                rotated,
+                "{target:?} {d}: {kernel}"
+            );
         }
     }
 }

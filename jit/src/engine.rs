@@ -29,6 +29,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
 };
+use inkwell::values::InstructionValue;
 use inkwell::OptimizationLevel;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -180,6 +181,20 @@ fn new_target_machine(
             CodeModel::JITDefault,
         )
         .ok_or_else(|| JitError::Llvm(format!("no target machine for {triple}")))
+}
+
+/// Calls `f` on every instruction of `module` in order; `f` may erase the
+/// instruction it is given.
+fn each_instruction<'ctx>(module: &Module<'ctx>, mut f: impl FnMut(InstructionValue<'ctx>)) {
+    for function in module.get_functions() {
+        for block in function.get_basic_blocks() {
+            let mut next = block.get_first_instruction();
+            while let Some(inst) = next {
+                next = inst.get_next_instruction();
+                f(inst);
+            }
+        }
+    }
 }
 
 /// The rewrites of an optimised module, which the optimiser would undo or

@@ -58,7 +58,10 @@ fn dividends(bits: u32, divisor: u64) -> Vec<u64> {
     v
 }
 
-fn program(op: &str, ty: &str, divisor: u64) -> String {
+/// A kernel of 64 lanes that loads `%x` from `@in`, runs `body`, which
+/// leaves `%y`, and stores `%y` to `@out` at the same element (`ty` is
+/// `i32` or `i64`).
+fn kernel(ty: &str, vars: &str, body: &str) -> String {
     let fmt = if ty == "i32" { "u32" } else { "u64" };
     let shift = if ty == "i32" { 2 } else { 3 };
     format!(
@@ -66,40 +69,34 @@ fn program(op: &str, ty: &str, divisor: u64) -> String {
 buffer @in[0]: {fmt}
 buffer @out[1]: {fmt}
 kernel @main workgroup(64) {{
+{vars}
   %g = global_id.x
   %a = shl %g, {shift}
   %x = load.{fmt} @in, %a
-  %y = {op} %x, {divisor}:{ty}
+{body}
   store.{fmt} @out, %a, %y
 }}"
     )
 }
 
+fn program(op: &str, ty: &str, divisor: u64) -> String {
+    kernel(ty, "", &format!("  %y = {op} %x, {divisor}:{ty}"))
+}
+
 /// `x % divisor == 0` (or `!=`) in three lanes of four, as a masked
 /// `if` gives it; 1 where it holds, 0 where not and in the other lanes.
 fn divisibility_program(ty: &str, divisor: u64, compare: &str) -> String {
-    let fmt = if ty == "i32" { "u32" } else { "u64" };
-    let shift = if ty == "i32" { 2 } else { 3 };
-    format!(
-        "
-buffer @in[0]: {fmt}
-buffer @out[1]: {fmt}
-kernel @main workgroup(64) {{
-  var $holds: bool
-  %g = global_id.x
-  %a = shl %g, {shift}
-  %x = load.{fmt} @in, %a
-  %lane = lane_id
+    let body = format!(
+        "  %lane = lane_id
   %quarter = and %lane, 3
   %some = cmp.ne %quarter, 0
   if %some {{
     %r = rem.u %x, {divisor}:{ty}
     $holds = {compare} %r, 0:{ty}
   }}
-  %y = select $holds, 1:{ty}, 0:{ty}
-  store.{fmt} @out, %a, %y
-}}"
-    )
+  %y = select $holds, 1:{ty}, 0:{ty}"
+    );
+    kernel(ty, "  var $holds: bool", &body)
 }
 
 fn check(op: &str, ty: &str, divisor: u64) {

@@ -42,16 +42,8 @@ pub struct BenchArgs {
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
-    /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off.
-    #[arg(
-        long = "prefetch-ahead",
-        value_name = "on|off",
-        default_value = "on",
-        action = clap::ArgAction::Set,
-        value_parser = crate::run::options::parse_on_off
-    )]
-    prefetch_ahead: bool,
+    #[command(flatten)]
+    prefetch: super::jit_args::PrefetchArg,
 }
 
 pub fn bench(args: &BenchArgs) -> CommandResult {
@@ -76,7 +68,7 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
         size: if args.small { Size::Small } else { Size::Full },
         sms: args.sms.unwrap_or_else(Engine::all_cores),
         jit: warpjit_jit::JitOptions {
-            prefetch_ahead: args.prefetch_ahead,
+            prefetch_ahead: args.prefetch.prefetch_ahead,
             ..warpjit_jit::JitOptions::default()
         },
     };

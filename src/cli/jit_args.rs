@@ -17,7 +17,17 @@ pub struct JitArgs {
     /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
     #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
     pub target: Target,
-    /// Whether buffer accesses outside loops prefetch a page ahead: on or off.
+    #[command(flatten)]
+    pub prefetch: PrefetchArg,
+}
+
+/// Whether buffer accesses outside loops prefetch a page ahead, as the
+/// commands that compile without run options (`dump`, `fuzz`, `bench`)
+/// take it.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct PrefetchArg {
+    /// Whether the JIT's buffer accesses outside loops prefetch a page
+    /// ahead: on or off.
     #[arg(
         long = "prefetch-ahead",
         value_name = "on|off",
@@ -35,7 +45,7 @@ impl JitArgs {
         JitOptions {
             opt_level: self.opt_level,
             target: self.target,
-            prefetch_ahead: self.prefetch_ahead,
+            prefetch_ahead: self.prefetch.prefetch_ahead,
             ..JitOptions::default()
         }
     }

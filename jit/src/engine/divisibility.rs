@@ -30,15 +30,9 @@ use inkwell::IntPredicate;
 /// or 64-bit lanes whose divisors are constants other than 0.
 pub fn rewrite<'ctx>(cx: &'ctx Context, module: &Module<'ctx>) {
     let builder = cx.create_builder();
-    for function in module.get_functions() {
-        for block in function.get_basic_blocks() {
-            let mut next = block.get_first_instruction();
-            while let Some(inst) = next {
-                next = inst.get_next_instruction();
-                rewrite_compare(module, &builder, inst);
-            }
-        }
-    }
+    super::each_instruction(module, |inst| {
+        rewrite_compare(module, &builder, inst);
+    });
 }
 
 /// The multiplier, rotation and bound of each lane's divisor.

@@ -39,17 +39,11 @@ const REGISTER_BITS: u32 = 512;
 /// merge.
 pub fn guard(cx: &Context, module: &Module) {
     let builder = cx.create_builder();
-    for function in module.get_functions() {
-        for block in function.get_basic_blocks() {
-            let mut next = block.get_first_instruction();
-            while let Some(inst) = next {
-                next = inst.get_next_instruction();
-                if inst.get_opcode() == InstructionOpcode::Select {
-                    guard_select(cx, &builder, inst);
-                }
-            }
+    super::each_instruction(module, |inst| {
+        if inst.get_opcode() == InstructionOpcode::Select {
+            guard_select(cx, &builder, inst);
         }
-    }
+    });
 }
 
 /// Gives `select` an opaque copy of one arm when that arm is an input of

@@ -914,17 +914,19 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     /// `addr_ty`: one address, consecutive accesses, one run of them
     /// repeated in each group of lanes, or a store packed by a ballot.
     pub fn address_facts(&self, i: &Inst, access_bytes: u32, addr_ty: Type) -> AddressFacts {
-        // Helper lanes count in a ballot but do not store.
-        if !self.may_demote && self.shapes.packed(i, u64::from(access_bytes)) {
-            return AddressFacts {
-                always: KnownAddress::Packed,
-                in_one_row: KnownAddress::Packed,
-            };
-        }
         // Loop scalars can make the shape hold in lanes the analysis did
         // not vouch for.
         let shaped = matches!(i.args.first(), Some(Operand::Value(id))
             if self.shaped_values.get(id.0 as usize).copied().unwrap_or(false));
+        // Helper lanes count in a ballot but do not store.
+        if !self.may_demote && self.shapes.packed(i, u64::from(access_bytes)) {
+            let every_lane = shaped || self.shapes.address(i).is_some_and(|a| a.every_lane);
+            let packed = KnownAddress::Packed { every_lane };
+            return AddressFacts {
+                always: packed,
+                in_one_row: packed,
+            };
+        }
         let consecutive = u64::from(access_bytes) & addr_ty.bit_mask();
         let known = |shapes: &FunctionShapes| match shapes.address(i) {
             Some(OperandShape { lanes, every_lane }) => {

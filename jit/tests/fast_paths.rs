@@ -569,6 +569,68 @@ fn packed_stores_of_the_lanes_that_keep() {
     same_as_interpreter(PACKED, &cfg, &params, &buffers);
 }
 
+/// A store packed by a ballot whose address is known to be packed (a
+/// constant step of the element size) and computed from IDs, parameters
+/// and the ballot, so it holds in every lane: its run starts at lane 0's
+/// address, whose rank is 0, also when lane 0 does not store. Runs inside
+/// the memory, unaligned, past its end and wrapping around 2^32.
+const PACKED_IN_EVERY_LANE: &str = "
+param %base: i32
+param %modulus: i32
+buffer @src[0]: u32
+buffer @dst[1]: u32
+
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %a = shl %i, 2
+  %x = load.u32 @src, %a
+  %r = rem.u %x, %modulus
+  %keep = cmp.eq %r, 0
+  %kept = ballot %keep
+  %lt = lane_mask.lt
+  %below = and %kept, %lt
+  %rank = btc %below
+  %li = local_index
+  %warp = shr.u %li, 5
+  %wg = workgroup_id.x
+  %w2 = shl %wg, 1
+  %slot = add %w2, %warp
+  %region = shl %slot, 7
+  if %keep {
+    %off = shl %rank, 2
+    %o = add %off, %region
+    %at = add %o, %base
+    store.u32 @dst, %at, %x
+  }
+}
+";
+
+#[test]
+fn packed_stores_known_in_every_lane_start_at_lane_0() {
+    let m = direct::module(PACKED_IN_EVERY_LANE);
+    let ir = prefetching_ir(&m, warpjit_jit::Target::Native, true);
+    let kernel = ir
+        .split("; ModuleID = 'warpjit.lanes")
+        .next()
+        .unwrap_or(&ir);
+    let host_has_avx512 = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|c| c.contains("avx512f"))
+        .unwrap_or(false);
+    if host_has_avx512 {
+        assert!(kernel.contains("compress"), "{kernel}");
+    }
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    // Lane 0 keeps its element only when `pattern` gives it a multiple.
+    let buffers = vec![pattern(512, 53), pattern(1024, 59)];
+    let mut params = Vec::new();
+    for base in [0u64, 2, 4, 500, 520, 0xffff_ffc0] {
+        for modulus in [1u64, 2, 3, 200] {
+            params.push(vec![base, modulus]);
+        }
+    }
+    same_as_interpreter(PACKED_IN_EVERY_LANE, &cfg, &params, &buffers);
+}
+
 /// Bit sets of lane masks used as values in every lane: a ballot, the
 /// active mask and a vote's ballot, under divergence, each shifted by the
 /// lane index so that every lane's bit shows in memory.

@@ -49,8 +49,9 @@ pub enum KnownAddress {
     /// Lane `l` gives `base + (l % width) * access size`.
     Tiled { width: u32, every_lane: bool },
     /// A store whose `r`-th active lane gives `base + r * access size`
-    /// (stream compaction, `shape::ranks`).
-    Packed,
+    /// (stream compaction, `shape::ranks`). Lane 0, whose rank is 0, gives
+    /// `base` itself when the shape holds in every lane.
+    Packed { every_lane: bool },
     /// Nothing: the shape is tested at run time.
     Unknown,
 }
@@ -207,7 +208,7 @@ pub fn load<'ctx>(
     };
     let vt = elem_vec(fl, format.elem);
     match known {
-        KnownAddress::Unknown | KnownAddress::Packed => dynamic(),
+        KnownAddress::Unknown | KnownAddress::Packed { .. } => dynamic(),
         KnownAddress::Same { every_lane } => {
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_load(fl, mem, format, lanes, m);
@@ -268,11 +269,11 @@ pub fn store<'ctx>(
         // Lanes of a tile store to the same addresses: the run-time tests
         // sort that out.
         KnownAddress::Unknown | KnownAddress::Tiled { .. } => dynamic(),
-        KnownAddress::Packed if !lanes::compresses(fl.e, format) => dynamic(),
-        KnownAddress::Packed => {
+        KnownAddress::Packed { .. } if !lanes::compresses(fl.e, format) => dynamic(),
+        KnownAddress::Packed { every_lane } => {
             let span = span(fl, mem)?;
             let bits = fl.e.mask_to_bits(m)?;
-            let lanes = Lanes::new(addr, addr_ty, false);
+            let lanes = Lanes::new(addr, addr_ty, every_lane);
             let (_, at) = lanes.reference(fl, fl.e.lowest_lane(bits)?)?;
             let run = lanes::packed_run(fl.e, span.base, span.len, bits, at, addr_ty)?;
             let fast = || lanes::compress_store(fl.e, bits, run.start, raws[0]);

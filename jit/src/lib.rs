@@ -81,10 +81,10 @@ pub struct JitOptions {
     pub workgroup: Option<[u32; 3]>,
     /// Buffer accesses outside loops prefetch their lines a page ahead
     /// (`lower/memory/known.rs`). It helps where memory is slow or
-    /// contended and costs a little where the hardware prefetchers keep
-    /// up: on the host of `docs/benchmarks.md` ("Prefetching a page ahead,
-    /// measured again") W2 and W4 ran 12-28% faster without it while
-    /// memory was quiet and up to 2x slower while it was busy.
+    /// contended and costs where the hardware prefetchers keep up: on the
+    /// AMD Zen 4 of `docs/benchmarks.md` ("Prefetching a page ahead",
+    /// "Measured again on an AMD Zen 4") W2 and W4 ran 12-28% faster
+    /// without it while memory was quiet, and slower while it was busy.
     pub prefetch_ahead: bool,
 }
 

@@ -27,26 +27,26 @@ fn table_lists_every_configuration_with_checked_output() {
 }
 
 #[test]
-fn the_header_says_when_prefetching_ahead_is_off() {
+fn the_header_says_whether_accesses_prefetch_ahead() {
     let dir = scratch("bench-prefetch", &[]);
     let args = ["bench", "--small", "--runs", "1", "--no-interp", "W2"];
-    let run = warpjit(&dir, &args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("prefetch ahead: on\n"),
-        "{}",
-        run.stdout
-    );
-    let run = warpjit(&dir, &[&args[..], &["--prefetch-ahead", "off"]].concat());
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("prefetch ahead: off (--prefetch-ahead off)"),
-        "{}",
-        run.stdout
-    );
-    let jit = run.stdout.lines().find(|l| l.contains("jit 1 SM")).unwrap();
-    assert!(jit.ends_with(" ok"), "{jit}");
+    let default = if warpjit_jit::JitOptions::default().prefetch_ahead {
+        "on"
+    } else {
+        "off"
+    };
+    for (extra, said) in [(None, default), (Some("on"), "on"), (Some("off"), "off")] {
+        let mut all = args.to_vec();
+        if let Some(choice) = extra {
+            all.extend(["--prefetch-ahead", choice]);
+        }
+        let run = warpjit(&dir, &all);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let header = format!("prefetch ahead: {said}\n");
+        assert!(run.stdout.contains(&header), "{extra:?}: {}", run.stdout);
+        let jit = run.stdout.lines().find(|l| l.contains("jit 1 SM")).unwrap();
+        assert!(jit.ends_with(" ok"), "{jit}");
+    }
 }
 
 #[test]

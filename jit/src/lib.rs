@@ -80,11 +80,8 @@ pub struct JitOptions {
     /// compiles it for a kernel's declared size (`workgroup(...)`).
     pub workgroup: Option<[u32; 3]>,
     /// Buffer accesses outside loops prefetch their lines a page ahead
-    /// (`lower/memory/known.rs`). It helps where memory is slow or
-    /// contended and costs where the hardware prefetchers keep up: on the
-    /// AMD Zen 4 of `docs/benchmarks.md` ("Prefetching a page ahead",
-    /// "Measured again on an AMD Zen 4") W2 and W4 ran 12-28% faster
-    /// without it while memory was quiet, and slower while it was busy.
+    /// (`lower/memory/known.rs`). The default is [`prefetch_ahead_suits`]
+    /// the host.
     pub prefetch_ahead: bool,
 }
 
@@ -167,9 +164,29 @@ impl Default for JitOptions {
             target: Target::Native,
             whole_warps: false,
             workgroup: None,
-            prefetch_ahead: true,
+            prefetch_ahead: prefetch_ahead_suits(&host_cpu()),
         }
     }
+}
+
+/// Whether prefetching a page ahead (`JitOptions::prefetch_ahead`) suits
+/// the CPU LLVM calls `cpu`. It helps where the hardware prefetchers keep
+/// too few lines in flight between a warp's accesses: W3 and W4 on one SM
+/// ran 25% and 35% faster on the host it was written on. On an AMD Zen 4
+/// (`znver4`) it costs more than it saves with all SMs running (2 SMs,
+/// prefetching against not: W2 and W4 12-28% slower while the memory was
+/// quiet, W4's median 2-16% slower while other work loaded it; one SM under
+/// that load was the exception, 10-29% faster), so there it is off
+/// (`docs/benchmarks.md`, "Measured again on an AMD Zen 4").
+pub fn prefetch_ahead_suits(cpu: &str) -> bool {
+    cpu != "znver4"
+}
+
+/// The host CPU's name as LLVM gives it, asked once.
+fn host_cpu() -> String {
+    static CPU: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CPU.get_or_init(|| inkwell::targets::TargetMachine::get_host_cpu_name().to_string())
+        .clone()
 }
 
 /// Why compiling or running failed.

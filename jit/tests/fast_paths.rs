@@ -772,6 +772,10 @@ kernel @main workgroup(64) {
     }
     let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, false);
     assert!(!ir.contains("@llvm.prefetch"), "{ir}");
+    // By default they are off only where they measured slower.
+    assert!(!warpjit_jit::prefetch_ahead_suits("znver4"));
+    assert!(warpjit_jit::prefetch_ahead_suits("znver3"));
+    assert!(warpjit_jit::prefetch_ahead_suits("sapphirerapids"));
     // Nor in a loop: a consecutive shared load there takes no prefetch.
     let shared_loop = direct::module(
         "buffer @out[0]: u32

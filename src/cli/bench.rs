@@ -68,7 +68,7 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
         size: if args.small { Size::Small } else { Size::Full },
         sms: args.sms.unwrap_or_else(Engine::all_cores),
         jit: warpjit_jit::JitOptions {
-            prefetch_ahead: args.prefetch.prefetch_ahead,
+            prefetch_ahead: args.prefetch.prefetch_ahead(),
             ..warpjit_jit::JitOptions::default()
         },
     };
@@ -121,7 +121,7 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
             if options.jit.prefetch_ahead {
                 "on".into()
             } else {
-                "off (--prefetch-ahead off)".into()
+                "off".into()
             },
         ),
     ]

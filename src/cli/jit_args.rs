@@ -27,15 +27,22 @@ pub struct JitArgs {
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct PrefetchArg {
     /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off.
+    /// ahead: on or off (default: on, except on CPUs where it measured
+    /// slower).
     #[arg(
         long = "prefetch-ahead",
         value_name = "on|off",
-        default_value = "on",
-        action = clap::ArgAction::Set,
         value_parser = crate::run::options::parse_on_off
     )]
-    pub prefetch_ahead: bool,
+    pub prefetch_ahead: Option<bool>,
+}
+
+impl PrefetchArg {
+    /// The choice given, or the default for this host.
+    pub fn prefetch_ahead(self) -> bool {
+        self.prefetch_ahead
+            .unwrap_or_else(|| JitOptions::default().prefetch_ahead)
+    }
 }
 
 impl JitArgs {
@@ -45,7 +52,7 @@ impl JitArgs {
         JitOptions {
             opt_level: self.opt_level,
             target: self.target,
-            prefetch_ahead: self.prefetch.prefetch_ahead,
+            prefetch_ahead: self.prefetch.prefetch_ahead(),
             ..JitOptions::default()
         }
     }

@@ -162,10 +162,9 @@ pub fn run_directive(
     if jit.opt_level != defaults.opt_level {
         let _ = write!(line, " --opt-level {}", jit.opt_level);
     }
-    if jit.prefetch_ahead != defaults.prefetch_ahead {
-        let on = if jit.prefetch_ahead { "on" } else { "off" };
-        let _ = write!(line, " --prefetch-ahead {on}");
-    }
+    // Recorded always: its default depends on the host.
+    let on = if jit.prefetch_ahead { "on" } else { "off" };
+    let _ = write!(line, " --prefetch-ahead {on}");
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {
             Type::Bool => (if *bits & 1 == 1 { "true" } else { "false" }).to_string(),
@@ -188,7 +187,7 @@ mod tests {
     use warpjit_jit::Target;
 
     #[test]
-    fn the_run_line_names_the_jit_options_only_when_not_the_defaults() {
+    fn the_run_line_names_the_jit_target_and_level_only_when_not_the_defaults() {
         let module =
             warpjit_ir::text::parse("buffer @out[0]: u32\nkernel @main {\n}\n").expect("parses");
         let launch = Launch {
@@ -202,11 +201,14 @@ mod tests {
             warps_per_sm: 8,
         };
         let line = |jit| run_directive(&module, &launch, machine, jit);
-        let plain = line(JitOptions::default());
+        let plain = line(JitOptions {
+            prefetch_ahead: true,
+            ..JitOptions::default()
+        });
         assert!(
             !plain.contains("--target")
                 && !plain.contains("--opt-level")
-                && !plain.contains("--prefetch-ahead"),
+                && plain.contains(" --prefetch-ahead on "),
             "{plain}"
         );
         let other = line(JitOptions {

@@ -97,7 +97,8 @@ pub struct RunOptions {
     #[arg(long, value_name = "TARGET", value_parser = parse_target)]
     pub target: Option<Target>,
     /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off (default on).
+    /// ahead: on or off (default: on, except on CPUs where it measured
+    /// slower).
     #[arg(long = "prefetch-ahead", value_name = "on|off", value_parser = parse_on_off)]
     pub prefetch_ahead: Option<bool>,
     /// Simulated SMs, one thread each (default: one per core; at most 1024).

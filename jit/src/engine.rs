@@ -29,7 +29,7 @@ use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
     CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
 };
-use inkwell::values::InstructionValue;
+use inkwell::values::{BasicValueEnum, InstructionValue};
 use inkwell::OptimizationLevel;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -112,7 +112,7 @@ fn opt_level(level: u8) -> Result<OptimizationLevel, JitError> {
 
 /// The CPU name and feature string for a target.
 fn cpu_and_features(target: Target) -> (String, String) {
-    let cpu = TargetMachine::get_host_cpu_name().to_string();
+    let cpu = crate::host_cpu().to_string();
     let host = TargetMachine::get_host_cpu_features().to_string();
     // A later "-feature" overrides earlier ones and clears what implies it.
     let features = match target {
@@ -195,6 +195,11 @@ fn each_instruction<'ctx>(module: &Module<'ctx>, mut f: impl FnMut(InstructionVa
             }
         }
     }
+}
+
+/// Operand `i` of `inst`, if it is a value (not a block).
+fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
+    inst.get_operand(i)?.value()
 }
 
 /// The rewrites of an optimised module, which the optimiser would undo or

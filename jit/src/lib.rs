@@ -164,7 +164,7 @@ impl Default for JitOptions {
             target: Target::Native,
             whole_warps: false,
             workgroup: None,
-            prefetch_ahead: prefetch_ahead_suits(&host_cpu()),
+            prefetch_ahead: prefetch_ahead_suits(host_cpu()),
         }
     }
 }
@@ -182,11 +182,11 @@ pub fn prefetch_ahead_suits(cpu: &str) -> bool {
     cpu != "znver4"
 }
 
-/// The host CPU's name as LLVM gives it, asked once.
-fn host_cpu() -> String {
+/// The host CPU's name as LLVM gives it, asked once: the code is built
+/// for it and tuned by it.
+pub(crate) fn host_cpu() -> &'static str {
     static CPU: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     CPU.get_or_init(|| inkwell::targets::TargetMachine::get_host_cpu_name().to_string())
-        .clone()
 }
 
 /// Why compiling or running failed.

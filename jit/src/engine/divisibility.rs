@@ -13,6 +13,7 @@
 //! 32 lanes instead of 4. So this runs on the optimised IR, before code
 //! generation, on vectors of 32- and 64-bit lanes.
 
+use super::operand;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
@@ -199,10 +200,6 @@ fn build<'ctx>(
     b.build_int_compare(predicate, product, constants(&test.bound), "divisible")
         .ok()
         .map(|v| v.as_basic_value_enum())
-}
-
-fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
-    inst.get_operand(i)?.value()
 }
 
 #[cfg(test)]

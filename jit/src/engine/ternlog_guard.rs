@@ -17,6 +17,7 @@
 //! `vpternlog`, whose operand rotation is right, and a masked move; that is
 //! one instruction more, only where the pattern occurs.
 
+use super::operand;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::prelude::LLVMValueRef;
@@ -77,10 +78,6 @@ fn guard_select(cx: &Context, builder: &Builder, select: InstructionValue) -> bo
         opaque_copy(cx, builder, arm, ty, element_bits)
             .is_some_and(|copy| select.set_operand(input, copy))
     })
-}
-
-fn operand<'ctx>(inst: InstructionValue<'ctx>, index: u32) -> Option<BasicValueEnum<'ctx>> {
-    inst.get_operand(index)?.value()
 }
 
 fn strip_bitcasts(mut v: BasicValueEnum) -> BasicValueEnum {

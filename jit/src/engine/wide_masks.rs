@@ -17,6 +17,7 @@
 //! a test of any or every lane), and a mask phi's other users read it
 //! just before them. Narrow masks left without users are deleted.
 
+use super::operand;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
@@ -86,7 +87,7 @@ impl<'ctx> Widener<'ctx, '_> {
             .function
             .get_basic_blocks()
             .into_iter()
-            .flat_map(instructions)
+            .flat_map(|block| block.get_instructions())
             .collect();
         let mut uses = Vec::new();
         for &inst in &all {
@@ -215,7 +216,7 @@ impl<'ctx> Widener<'ctx, '_> {
             // A constant folds; an argument is extended at the entry.
             if !mask.is_const() {
                 let entry = self.function.get_first_basic_block()?;
-                let first = instructions(entry).next()?;
+                let first = entry.get_first_instruction()?;
                 self.b.position_before(&first);
             }
             let t = self.b.build_int_s_extend(mask, self.wide_t, "").ok()?;
@@ -486,16 +487,6 @@ fn poison_of(inst: InstructionValue<'_>) -> ValueRef {
             inst.as_value_ref(),
         ))
     }
-}
-
-fn instructions<'ctx>(
-    block: inkwell::basic_block::BasicBlock<'ctx>,
-) -> impl Iterator<Item = InstructionValue<'ctx>> {
-    std::iter::successors(block.get_first_instruction(), |i| i.get_next_instruction())
-}
-
-fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<'ctx>> {
-    inst.get_operand(i)?.value()
 }
 
 fn operand_is_mask(inst: InstructionValue<'_>, i: u32) -> bool {

@@ -43,7 +43,7 @@ pub struct BenchArgs {
     #[arg(long)]
     list: bool,
     #[command(flatten)]
-    prefetch: super::jit_args::PrefetchArg,
+    prefetch: crate::run::options::PrefetchArg,
 }
 
 pub fn bench(args: &BenchArgs) -> CommandResult {
@@ -118,11 +118,7 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
         ("warpjit", env!("CARGO_PKG_VERSION").to_string()),
         (
             "prefetch ahead",
-            if options.jit.prefetch_ahead {
-                "on".into()
-            } else {
-                "off".into()
-            },
+            crate::run::options::on_off(options.jit.prefetch_ahead).into(),
         ),
     ]
 }

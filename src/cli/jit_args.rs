@@ -18,31 +18,7 @@ pub struct JitArgs {
     #[arg(long, value_name = "TARGET", default_value = "native", value_parser = crate::run::options::parse_target)]
     pub target: Target,
     #[command(flatten)]
-    pub prefetch: PrefetchArg,
-}
-
-/// Whether buffer accesses outside loops prefetch a page ahead, as the
-/// commands that compile without run options (`dump`, `fuzz`, `bench`)
-/// take it.
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct PrefetchArg {
-    /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off (default: on, except on CPUs where it measured
-    /// slower).
-    #[arg(
-        long = "prefetch-ahead",
-        value_name = "on|off",
-        value_parser = crate::run::options::parse_on_off
-    )]
-    pub prefetch_ahead: Option<bool>,
-}
-
-impl PrefetchArg {
-    /// The choice given, or the default for this host.
-    pub fn prefetch_ahead(self) -> bool {
-        self.prefetch_ahead
-            .unwrap_or_else(|| JitOptions::default().prefetch_ahead)
-    }
+    pub prefetch: crate::run::options::PrefetchArg,
 }
 
 impl JitArgs {

@@ -163,7 +163,7 @@ pub fn run_directive(
         let _ = write!(line, " --opt-level {}", jit.opt_level);
     }
     // Recorded always: its default depends on the host.
-    let on = if jit.prefetch_ahead { "on" } else { "off" };
+    let on = crate::run::options::on_off(jit.prefetch_ahead);
     let _ = write!(line, " --prefetch-ahead {on}");
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {

@@ -7,7 +7,7 @@ use crate::values::{self, parse_format};
 use clap::Parser;
 use std::time::Duration;
 use warpjit_ir::NumFormat;
-use warpjit_jit::Target;
+use warpjit_jit::{JitOptions, Target};
 
 /// Which engine executes the kernel's workgroups on the runtime's SMs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -49,6 +49,34 @@ pub fn parse_on_off(s: &str) -> Result<bool, String> {
         "on" => Ok(true),
         "off" => Ok(false),
         _ => Err("expected on or off".into()),
+    }
+}
+
+/// What [`parse_on_off`] reads back.
+pub fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// Whether the JIT's buffer accesses outside loops prefetch a page ahead,
+/// as every command that compiles takes it.
+#[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq)]
+pub struct PrefetchArg {
+    /// Whether the JIT's buffer accesses outside loops prefetch a page
+    /// ahead: on or off (default: on, except on CPUs where it measured
+    /// slower).
+    #[arg(long = "prefetch-ahead", value_name = "on|off", value_parser = parse_on_off)]
+    pub prefetch_ahead: Option<bool>,
+}
+
+impl PrefetchArg {
+    /// The choice given, or the default for this host.
+    pub fn prefetch_ahead(self) -> bool {
+        self.prefetch_ahead
+            .unwrap_or_else(|| JitOptions::default().prefetch_ahead)
     }
 }
 
@@ -96,11 +124,8 @@ pub struct RunOptions {
     /// JIT instruction set: native (everything the host has), avx2 or sse4.2.
     #[arg(long, value_name = "TARGET", value_parser = parse_target)]
     pub target: Option<Target>,
-    /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off (default: on, except on CPUs where it measured
-    /// slower).
-    #[arg(long = "prefetch-ahead", value_name = "on|off", value_parser = parse_on_off)]
-    pub prefetch_ahead: Option<bool>,
+    #[command(flatten)]
+    pub prefetch: PrefetchArg,
     /// Simulated SMs, one thread each (default: one per core; at most 1024).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub sms: Option<u32>,
@@ -128,7 +153,10 @@ impl RunOptions {
         self.backend = later.backend.or(self.backend);
         self.opt_level = later.opt_level.or(self.opt_level);
         self.target = later.target.or(self.target);
-        self.prefetch_ahead = later.prefetch_ahead.or(self.prefetch_ahead);
+        self.prefetch.prefetch_ahead = later
+            .prefetch
+            .prefetch_ahead
+            .or(self.prefetch.prefetch_ahead);
         self.sms = later.sms.or(self.sms);
         self.warps_per_sm = later.warps_per_sm.or(self.warps_per_sm);
         self.fuel = later.fuel.or(self.fuel);

@@ -106,9 +106,7 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
         jit: JitOptions {
             opt_level: options.opt_level.unwrap_or(JitOptions::default().opt_level),
             target: options.target.unwrap_or_default(),
-            prefetch_ahead: options
-                .prefetch_ahead
-                .unwrap_or(JitOptions::default().prefetch_ahead),
+            prefetch_ahead: options.prefetch.prefetch_ahead(),
             ..JitOptions::default()
         },
         sm_count: options.sms,

@@ -511,15 +511,35 @@ fn run_time_shapes_inside_the_lane_routine() {
 /// routine packs them (a compress and a masked store); any other step, the
 /// u16 store, and runs that are unaligned, end past the memory or wrap
 /// around 2^32 take the other paths with their faults.
-const PACKED: &str = "
+fn packed() -> String {
+    packed_kernel(
+        "param %step: i32\nbuffer @narrow[2]: u16",
+        "    %off = mul %rank, %step
+    %o = add %off, %region
+    %at = add %o, %base
+    store.u32 @dst, %at, %x
+    %f = bitcast.f32 %x
+    %at2 = add %at, 512
+    store.f32 @dst, %at2, %f
+    store.u16 @narrow, %at, %x",
+    )
+}
+
+/// The compaction kernel of [`packed`] and
+/// [`packed_stores_known_in_every_lane_start_at_lane_0`]: each warp's
+/// keeping lanes (`x % modulus == 0`) store, under `if %keep`, the code
+/// `stores` at addresses from `%rank` (the keeping lanes below), `%region`
+/// (128 bytes per warp) and `%base`; `decls` adds parameters and buffers.
+fn packed_kernel(decls: &str, stores: &str) -> String {
+    format!(
+        "
 param %base: i32
-param %step: i32
 param %modulus: i32
 buffer @src[0]: u32
 buffer @dst[1]: u32
-buffer @narrow[2]: u16
+{decls}
 
-kernel @main workgroup(64) {
+kernel @main workgroup(64) {{
   %i = global_id.x
   %a = shl %i, 2
   %x = load.u32 @src, %a
@@ -535,18 +555,12 @@ kernel @main workgroup(64) {
   %w2 = shl %wg, 1
   %slot = add %w2, %warp
   %region = shl %slot, 7
-  if %keep {
-    %off = mul %rank, %step
-    %o = add %off, %region
-    %at = add %o, %base
-    store.u32 @dst, %at, %x
-    %f = bitcast.f32 %x
-    %at2 = add %at, 512
-    store.f32 @dst, %at2, %f
-    store.u16 @narrow, %at, %x
-  }
+  if %keep {{
+{stores}
+  }}
+}}"
+    )
 }
-";
 
 #[test]
 fn packed_stores_of_the_lanes_that_keep() {
@@ -563,10 +577,10 @@ fn packed_stores_of_the_lanes_that_keep() {
     ] {
         // Every lane keeps (one run), about half, a third, almost none.
         for modulus in [1u64, 2, 3, 200] {
-            params.push(vec![base, step, modulus]);
+            params.push(vec![base, modulus, step]);
         }
     }
-    same_as_interpreter(PACKED, &cfg, &params, &buffers);
+    same_as_interpreter(&packed(), &cfg, &params, &buffers);
 }
 
 /// A store packed by a ballot whose address is known to be packed (a
@@ -574,49 +588,26 @@ fn packed_stores_of_the_lanes_that_keep() {
 /// and the ballot, so it holds in every lane: its run starts at lane 0's
 /// address, whose rank is 0, also when lane 0 does not store. Runs inside
 /// the memory, unaligned, past its end and wrapping around 2^32.
-const PACKED_IN_EVERY_LANE: &str = "
-param %base: i32
-param %modulus: i32
-buffer @src[0]: u32
-buffer @dst[1]: u32
-
-kernel @main workgroup(64) {
-  %i = global_id.x
-  %a = shl %i, 2
-  %x = load.u32 @src, %a
-  %r = rem.u %x, %modulus
-  %keep = cmp.eq %r, 0
-  %kept = ballot %keep
-  %lt = lane_mask.lt
-  %below = and %kept, %lt
-  %rank = btc %below
-  %li = local_index
-  %warp = shr.u %li, 5
-  %wg = workgroup_id.x
-  %w2 = shl %wg, 1
-  %slot = add %w2, %warp
-  %region = shl %slot, 7
-  if %keep {
-    %off = shl %rank, 2
+fn packed_in_every_lane() -> String {
+    packed_kernel(
+        "",
+        "    %off = shl %rank, 2
     %o = add %off, %region
     %at = add %o, %base
-    store.u32 @dst, %at, %x
-  }
+    store.u32 @dst, %at, %x",
+    )
 }
-";
 
 #[test]
 fn packed_stores_known_in_every_lane_start_at_lane_0() {
-    let m = direct::module(PACKED_IN_EVERY_LANE);
+    let text = packed_in_every_lane();
+    let m = direct::module(&text);
     let ir = prefetching_ir(&m, warpjit_jit::Target::Native, true);
     let kernel = ir
         .split("; ModuleID = 'warpjit.lanes")
         .next()
         .unwrap_or(&ir);
-    let host_has_avx512 = std::fs::read_to_string("/proc/cpuinfo")
-        .map(|c| c.contains("avx512f"))
-        .unwrap_or(false);
-    if host_has_avx512 {
+    if std::arch::is_x86_feature_detected!("avx512f") {
         assert!(kernel.contains("compress"), "{kernel}");
     }
     let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
@@ -628,7 +619,7 @@ fn packed_stores_known_in_every_lane_start_at_lane_0() {
             params.push(vec![base, modulus]);
         }
     }
-    same_as_interpreter(PACKED_IN_EVERY_LANE, &cfg, &params, &buffers);
+    same_as_interpreter(&text, &cfg, &params, &buffers);
 }
 
 /// Bit sets of lane masks used as values in every lane: a ballot, the

@@ -45,7 +45,8 @@ pub struct Emit<'ctx, 'a> {
     /// others of them.
     pub rewrites: crate::sched::WarpRewrites,
     /// Buffer accesses outside loops prefetch a page ahead
-    /// (`JitOptions::prefetch_ahead`).
+    /// (`JitOptions::prefetch_ahead`; the lowering sets it, routines have
+    /// no such accesses).
     pub prefetch_ahead: bool,
 }
 
@@ -69,7 +70,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             workgroup: None,
             call_math: false,
             rewrites: crate::sched::WarpRewrites::ALL,
-            prefetch_ahead: true,
+            prefetch_ahead: false,
         }
     }
 }
@@ -404,6 +405,28 @@ impl<'ctx> Emit<'ctx, '_> {
                 .map_err(|e| JitError::Llvm(e.to_string()))?;
         }
         Ok(v)
+    }
+
+    /// [`Emit::load_field`] of an `i32` the runtime keeps in `[lo, hi)`
+    /// (IDs, which launch validation bounds): marked `!range`, so LLVM can
+    /// drop the bounds tests of addresses computed from it.
+    pub fn load_ranged_u32(
+        &self,
+        ptr: PointerValue<'ctx>,
+        offset: u64,
+        lo: u32,
+        hi: u32,
+    ) -> Result<IntValue<'ctx>, JitError> {
+        let v = self.load_field(ptr, offset, self.i32().into(), 4)?;
+        if lo < hi {
+            if let Some(inst) = v.as_instruction_value() {
+                let bound = |b: u32| self.i32().const_int(u64::from(b), false).into();
+                let range = self.cx.metadata_node(&[bound(lo), bound(hi)]);
+                inst.set_metadata(range, self.cx.get_kind_id("range"))
+                    .map_err(|e| JitError::Llvm(e.to_string()))?;
+            }
+        }
+        Ok(v.into_int_value())
     }
 
     pub fn store_field(

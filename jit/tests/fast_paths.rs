@@ -603,10 +603,7 @@ fn packed_stores_known_in_every_lane_start_at_lane_0() {
     let text = packed_in_every_lane();
     let m = direct::module(&text);
     let ir = prefetching_ir(&m, warpjit_jit::Target::Native, true);
-    let kernel = ir
-        .split("; ModuleID = 'warpjit.lanes")
-        .next()
-        .unwrap_or(&ir);
+    let kernel = direct::kernel_part(&ir);
     if std::arch::is_x86_feature_detected!("avx512f") {
         assert!(kernel.contains("compress"), "{kernel}");
     }
@@ -1039,4 +1036,62 @@ fn divergent_ifs_on_float_compares() {
         let flags: std::collections::BTreeSet<u8> = out[1].chunks(8).map(|c| c[0]).collect();
         assert!(flags.len() > 4, "flags {flags:?}");
     }
+}
+
+/// Shared-memory accesses at addresses computed from the warp's index: a
+/// scan's per-warp totals (`4 * (local_index >> 5)`, 8 warps of a
+/// workgroup of 256) and a table of one slot per warp of the largest
+/// workgroup (32).
+const PER_WARP_SLOTS: &str = "
+buffer @out[0]: u32
+shared @totals[32]
+shared @slots[128]
+
+kernel @main workgroup(256) {
+  %local = local_index
+  %warp = shr.u %local, 5
+  %lane = lane_id
+  %slot = shl %warp, 2
+  %last = cmp.eq %lane, 31
+  if %last {
+    store.u32 @totals, %slot, %local
+    store.u32 @slots, %slot, %warp
+  }
+  barrier
+  %below = and %local, 7
+  %read = shl %below, 2
+  %t = load.u32 @totals, %read
+  %s = load.u32 @slots, %read
+  %v = xor %t, %s
+  %i = global_id.x
+  %a = shl %i, 2
+  store.u32 @out, %a, %v
+}
+";
+
+/// Calls of the fault routine in the kernel's own code.
+fn fault_calls(ir: &str) -> usize {
+    direct::kernel_part(ir)
+        .matches("call void @warpjit_fault")
+        .count()
+}
+
+#[test]
+fn shared_slots_of_warps_need_no_bounds_test() {
+    let m = direct::module(PER_WARP_SLOTS);
+    let any = warpjit_jit::JitOptions::default();
+    // Code for workgroups of 256: both stores lie inside their arrays.
+    let declared = direct::optimised_ir(&m, &any.for_workgroup([256, 1, 1]));
+    assert_eq!(fault_calls(&declared), 0, "{declared}");
+    // Code for any workgroup: a warp's index is below 32, so the slots
+    // store stays inside too, while the totals store needs its test.
+    let undeclared = direct::optimised_ir(&m, &any);
+    assert_eq!(fault_calls(&undeclared), 1, "{undeclared}");
+    let buffers = vec![vec![0u8; 4 * 3 * 256]];
+    same_as_interpreter(
+        PER_WARP_SLOTS,
+        &LaunchConfig::new([3, 1, 1], [256, 1, 1]),
+        &[Vec::new()],
+        &buffers,
+    );
 }

@@ -246,6 +246,27 @@ fn lane_ids<'ctx>(fl: &FnLowering<'ctx, '_>) -> V<'ctx> {
     fl.e.lanes_const(32, u64::from)
 }
 
+/// Launch validation bounds a workgroup's invocations, so IDs within one
+/// are below this in every dimension.
+const MAX_INVOCATIONS: u32 = warpjit_ir::verify::MAX_WORKGROUP_INVOCATIONS as u32;
+
+/// The warp's index in its workgroup, ranged: below the workgroup's warp
+/// count when the code is compiled for one size, else below 32.
+fn warp_index<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, JitError> {
+    let invocations =
+        fl.e.workgroup
+            .map_or(MAX_INVOCATIONS, |s| s.iter().product());
+    let warps = invocations.div_ceil(32);
+    fl.e.load_ranged_u32(fl.ctxp, offsets::WARP_INDEX, 0, warps)
+}
+
+/// `local_id.d` of the warp's lane 0, ranged below the workgroup's size.
+fn first_local<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<IntValue<'ctx>, JitError> {
+    let size = fl.e.workgroup.map_or(MAX_INVOCATIONS, |s| s[d.index()]);
+    let offset = offsets::FIRST_LOCAL + 4 * d.index() as u64;
+    fl.e.load_ranged_u32(fl.ctxp, offset, 0, size)
+}
+
 fn ctx_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let v = e.load_field(fl.ctxp, offset, e.i32().into(), 4)?;
@@ -280,7 +301,7 @@ pub(super) fn workgroup_size<'ctx>(
 fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
     let local_index = || -> Result<V<'ctx>, JitError> {
-        let w = ctx_u32(fl, offsets::WARP_INDEX)?;
+        let w = e.splat(warp_index(fl)?.into())?;
         let base = e.b.build_int_mul(w, e.splat_int(32, 32), "")?;
         Ok(e.b.build_int_add(base, lane_ids(fl), "")?)
     };
@@ -329,12 +350,8 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
     let e = fl.e;
     let b = &e.b;
     let int = e.i32();
-    let field = |offset: u64| -> Result<IntValue<'ctx>, JitError> {
-        Ok(e.load_field(fl.ctxp, offset, int.into(), 4)?
-            .into_int_value())
-    };
     if e.workgroup.is_some_and(|size| size[0] % 32 == 0) {
-        let lane0 = e.splat(field(offsets::FIRST_LOCAL + 4 * d.index() as u64)?.into())?;
+        let lane0 = e.splat(first_local(fl, d)?.into())?;
         return Ok(match d {
             Dim::X => b.build_int_add(lane0, lane_ids(fl), "")?,
             Dim::Y | Dim::Z => lane0,
@@ -363,7 +380,7 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         Some(sy) => sy,
         None => at_least_one(size_field(offsets::WORKGROUP_SIZE + 4)?)?,
     };
-    let warp = field(offsets::WARP_INDEX)?;
+    let warp = warp_index(fl)?;
     let first = b.build_int_mul(warp, int.const_int(32, false), "")?;
     let wide = b.build_int_compare(IntPredicate::UGE, sx, int.const_int(32, false), "")?;
     let wide_bb = e.cx.append_basic_block(fl.func, "local_id.wide");
@@ -377,7 +394,7 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
         Dim::X | Dim::Y => sx,
         Dim::Z => b.build_int_mul(sx, sy, "")?,
     };
-    let lane0 = |d: Dim| field(offsets::FIRST_LOCAL + 4 * d.index() as u64);
+    let lane0 = |d: Dim| first_local(fl, d);
     // Lane 0's place in its row (or plane).
     let r0 = match d {
         Dim::X | Dim::Y => lane0(Dim::X)?,

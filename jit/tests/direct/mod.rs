@@ -25,6 +25,12 @@ pub fn optimised_ir(m: &VerifiedModule, options: &JitOptions) -> String {
         .expect("IR")
 }
 
+/// The module's own part of `ir` (from [`optimised_ir`]), before the
+/// text of the shared routines it calls.
+pub fn kernel_part(ir: &str) -> &str {
+    ir.split("; ModuleID = 'warpjit.lanes").next().unwrap_or(ir)
+}
+
 /// A byte pattern that is different at every position.
 pub fn pattern(len: usize, salt: u32) -> Vec<u8> {
     (0..len as u32)

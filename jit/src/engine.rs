@@ -13,6 +13,7 @@
 mod cache;
 mod divisibility;
 mod jitdump;
+mod mask_shuffles;
 mod perf_map;
 mod pipeline;
 mod routines;
@@ -204,8 +205,8 @@ fn operand<'ctx>(inst: InstructionValue<'ctx>, i: u32) -> Option<BasicValueEnum<
 
 /// The rewrites of an optimised module, which the optimiser would undo or
 /// the code generator miss: divisibility tests as a multiply and a compare,
-/// steering LLVM 19 off a `vpternlog` it miscompiles on AVX-512, wide masks
-/// on AVX2.
+/// steering LLVM 19 off a `vpternlog` and mask moves it miscompiles on
+/// AVX-512, wide masks on AVX2.
 fn rewrite_optimised<'ctx>(
     cx: &'ctx Context,
     llmod: &Module<'ctx>,
@@ -214,6 +215,7 @@ fn rewrite_optimised<'ctx>(
     divisibility::rewrite(cx, llmod);
     if crate::emit::has_avx512(features) {
         ternlog_guard::guard(cx, llmod);
+        mask_shuffles::rewrite(cx, llmod);
     }
     if wide_masks::wanted(features) {
         wide_masks::widen(cx, llmod);

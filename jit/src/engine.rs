@@ -219,11 +219,12 @@ fn rewrite_optimised<'ctx>(
     }
     if wide_masks::wanted(features) {
         wide_masks::widen(cx, llmod);
-        llmod
-            .verify()
-            .map_err(|e| JitError::Llvm(format!("widened masks do not verify: {e}")))?;
     }
-    Ok(())
+    // A rewrite's mistake is an error here rather than a crash in the code
+    // generator.
+    llmod
+        .verify()
+        .map_err(|e| JitError::Llvm(format!("the rewritten module does not verify: {e}")))
 }
 
 /// Lowers, verifies and optimises `module` into a new LLVM module of `cx`.

@@ -62,11 +62,14 @@ fn constant_lane(v: VectorValue<'_>, lane: u32) -> bool {
 }
 
 /// The source of each lane of `shuffle`, if every lane is in place or a
-/// constant.
+/// constant (and so the result is as wide as the inputs).
 fn lanes(shuffle: InstructionValue<'_>, inputs: [VectorValue<'_>; 2]) -> Option<Vec<Lane>> {
     let width = inputs[0].get_type().get_size();
     // SAFETY: `shuffle` is a shufflevector instruction.
     let count = unsafe { LLVMGetNumMaskElements(shuffle.as_value_ref()) };
+    if count != width {
+        return None;
+    }
     let undefined = unsafe { LLVMGetUndefMaskElem() };
     (0..count)
         .map(|lane| {
@@ -161,7 +164,10 @@ define <32 x i1> @f(i1 %u, <32 x i1> %m) {
   %s = shufflevector <32 x i1> %b, <32 x i1> poison, <32 x i32> <i32 0, i32 0, i32 0, i32 0, i32 0, i32 0, i32 0, i32 0, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison, i32 poison>
   %k = shufflevector <32 x i1> %s, <32 x i1> <i1 poison, i1 poison, i1 poison, i1 poison, i1 poison, i1 poison, i1 poison, i1 poison, i1 false, i1 true, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false, i1 false>, <32 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 40, i32 41, i32 42, i32 43, i32 44, i32 45, i32 46, i32 47, i32 48, i32 49, i32 50, i32 51, i32 52, i32 53, i32 54, i32 55, i32 56, i32 57, i32 58, i32 59, i32 60, i32 61, i32 62, i32 63>
   %blend = shufflevector <32 x i1> %k, <32 x i1> %m, <32 x i32> <i32 0, i32 33, i32 2, i32 35, i32 4, i32 37, i32 6, i32 39, i32 8, i32 41, i32 10, i32 43, i32 12, i32 45, i32 14, i32 47, i32 16, i32 49, i32 18, i32 51, i32 20, i32 53, i32 22, i32 55, i32 24, i32 57, i32 26, i32 59, i32 28, i32 61, i32 30, i32 63>
-  %moved = shufflevector <32 x i1> %blend, <32 x i1> poison, <32 x i32> <i32 1, i32 0, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15, i32 16, i32 17, i32 18, i32 19, i32 20, i32 21, i32 22, i32 23, i32 24, i32 25, i32 26, i32 27, i32 28, i32 29, i32 30, i32 31>
+  %half = shufflevector <32 x i1> %m, <32 x i1> poison, <16 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %wide = shufflevector <16 x i1> %half, <16 x i1> zeroinitializer, <32 x i32> <i32 0, i32 1, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15, i32 16, i32 17, i32 18, i32 19, i32 20, i32 21, i32 22, i32 23, i32 24, i32 25, i32 26, i32 27, i32 28, i32 29, i32 30, i32 31>
+  %both = and <32 x i1> %blend, %wide
+  %moved = shufflevector <32 x i1> %both, <32 x i1> poison, <32 x i32> <i32 1, i32 0, i32 2, i32 3, i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15, i32 16, i32 17, i32 18, i32 19, i32 20, i32 21, i32 22, i32 23, i32 24, i32 25, i32 26, i32 27, i32 28, i32 29, i32 30, i32 31>
   ret <32 x i1> %moved
 }
 "#;
@@ -175,8 +181,9 @@ define <32 x i1> @f(i1 %u, <32 x i1> %m) {
         module.verify().expect("verifies");
         let text = module.print_to_string().to_string();
         // The broadcast keeps its shuffle; the in-place one becomes a
-        // select and the blend two; the permutation stays.
-        assert_eq!(text.matches("shufflevector").count(), 2, "{text}");
+        // select and the blend two; the shuffles that change the width
+        // and the permutation stay.
+        assert_eq!(text.matches("shufflevector").count(), 4, "{text}");
         assert_eq!(text.matches(" select ").count(), 3, "{text}");
         // Lane 9's constant true survives; the undefined lanes are false.
         let kept = text

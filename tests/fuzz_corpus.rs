@@ -100,3 +100,35 @@ fn a_replay_compiles_for_the_target_and_level_of_the_run_line() {
         run.stdout
     );
 }
+
+#[test]
+fn the_running_case_is_on_disk_for_a_replay() {
+    use warpjit::fuzz::case::{case_seed, generate};
+    use warpjit::fuzz::repro::{write_running, Origin};
+    let root = scratch("fuzz-running", &[]);
+    let seed = case_seed(77, 1);
+    let case = generate(seed).expect("generates");
+    let origin = Origin {
+        campaign_seed: 77,
+        case_index: 1,
+        case_seed: seed,
+    };
+    let jit = warpjit_jit::JitOptions::default();
+    let dir = write_running(
+        &root,
+        case.module.module(),
+        &case.launch,
+        case.machines[0],
+        &origin,
+        jit,
+    )
+    .expect("writes");
+    assert_eq!(dir, root.join(format!("running-{seed:016x}")));
+    let program = std::fs::read_to_string(dir.join("program.warp")).expect("program");
+    assert!(
+        program.starts_with("// warpjit fuzz was running this case (campaign seed 77, case 1,"),
+        "{program}"
+    );
+    let replay = replay_dir(&dir).expect("replays");
+    assert!(!replay.differs());
+}

@@ -90,6 +90,7 @@ pub trait Progress {
 
 /// Runs a campaign to its end and returns the summary.
 pub fn run_campaign(opts: &CampaignOptions, progress: &mut dyn Progress) -> Summary {
+    let out_dir_existed = opts.out_dir.exists();
     let next = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let start = Instant::now();
@@ -142,6 +143,10 @@ pub fn run_campaign(opts: &CampaignOptions, progress: &mut dyn Progress) -> Summ
     });
     summary.elapsed = start.elapsed();
     summary.findings.sort_by_key(|f| f.case_index);
+    if !out_dir_existed {
+        // Only the running cases' directories were there: no reproducers.
+        let _ = std::fs::remove_dir(&opts.out_dir);
+    }
     summary
 }
 
@@ -172,6 +177,20 @@ fn worker(
             }
         };
         let kinds = op_kinds(&fuzz_case.module);
+        let origin = Origin {
+            campaign_seed: opts.seed,
+            case_index: index,
+            case_seed: seed,
+        };
+        // Left behind only if the process dies while the case runs.
+        let running = repro::write_running(
+            &opts.out_dir,
+            fuzz_case.module.module(),
+            &fuzz_case.launch,
+            fuzz_case.machines[0],
+            &origin,
+            opts.jit,
+        );
         let mut unsupported = false;
         let found = check(
             &mut ws,
@@ -183,10 +202,13 @@ fn worker(
         let event = match found {
             None => Event::CaseDone { kinds, unsupported },
             Some(finding) => Event::Found {
-                found: record(opts, &mut ws, &fuzz_case, index, finding),
+                found: record(opts, &mut ws, &fuzz_case, &origin, finding),
                 kinds,
             },
         };
+        if let Ok(dir) = running {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         if tx.send(event).is_err() {
             return;
         }
@@ -198,7 +220,7 @@ fn record(
     opts: &CampaignOptions,
     ws: &mut Workspace,
     fuzz_case: &FuzzCase,
-    index: u64,
+    origin: &Origin,
     finding: case::Finding,
 ) -> FoundCase {
     let start = Candidate {
@@ -240,15 +262,10 @@ fn record(
             finding.clone(),
         ),
     };
-    let origin = Origin {
-        campaign_seed: opts.seed,
-        case_index: index,
-        case_seed: fuzz_case.seed,
-    };
-    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, &origin, opts.jit);
+    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, origin, opts.jit);
     FoundCase {
         kind: finding.kind,
-        case_index: index,
+        case_index: origin.case_index,
         case_seed: fuzz_case.seed,
         engine: finding.engine.name(),
         reproducer,

@@ -112,6 +112,32 @@ pub fn write(
     Ok(dir)
 }
 
+/// Writes the program of a case about to run to `root/running-SEED`, so
+/// that a fatal signal (a crash inside LLVM or in compiled code), which
+/// ends the process, leaves it behind; the caller removes the directory
+/// when the case is done.
+pub fn write_running(
+    root: &Path,
+    module: &Module,
+    launch: &Launch,
+    machine: Machine,
+    origin: &Origin,
+    jit: JitOptions,
+) -> Result<PathBuf, String> {
+    let dir = root.join(format!("running-{:016x}", origin.case_seed));
+    let header = format!(
+        "// warpjit fuzz was running this case (campaign seed {}, case {}, case seed {:#x}) when the\n\
+         // process ended. If it died of a signal, this case or another job's running-* case caused\n\
+         // it. Replay: warpjit replay {}\n",
+        origin.campaign_seed,
+        origin.case_index,
+        origin.case_seed,
+        dir.display(),
+    );
+    write_program(&dir, module, launch, machine, jit, &header)?;
+    Ok(dir)
+}
+
 /// Writes `dir/program.warp` (`header`, the `//! run:` line, the module)
 /// and the `input-NAME.bin` files it reads: a directory `warpjit replay`
 /// runs.

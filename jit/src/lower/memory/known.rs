@@ -704,14 +704,17 @@ fn prefetch_for<'ctx>(
 /// memory. (The first iteration prefetches its own start; a prefetch never
 /// faults.)
 ///
-/// It also prefetches the block one workgroup further on
-/// ([`next_workgroup_block`]): the runtime hands each SM thread consecutive
-/// workgroups, so where addresses follow the global id the next workgroup
-/// reads there in the same iteration. One iteration ahead is too short for
-/// a loop that waits on memory in every iteration; the hardware
-/// prefetchers, which follow a page's lines in order, would bring that
-/// block in if they tracked as many pages as such a loop walks at once
-/// (W6: 64).
+/// Where the run moved at least a page ([`FAR`]), it also prefetches the
+/// block one workgroup further on ([`next_workgroup_block`]): the runtime
+/// hands each SM thread consecutive workgroups, so where addresses follow
+/// the global id the next workgroup reads there in the same iteration. One
+/// iteration ahead is too short for a loop that waits on memory in every
+/// iteration; the hardware prefetchers, which follow a page's lines in
+/// order, would bring that block in if they tracked as many pages as such
+/// a loop walks at once (W6: 64). Where the run moves less, they follow it,
+/// and that prefetch (then of the run's own start, which the load reads
+/// anyway) only got in their way: W5's tile loops, 128 bytes an iteration,
+/// ran 20% faster on one SM without it.
 fn prefetch_next_run<'ctx>(
     fl: &FnLowering<'ctx, '_>,
     format: MemFormat,
@@ -730,8 +733,23 @@ fn prefetch_next_run<'ctx>(
         .build_select(first, i64t.const_zero(), moved, "")?
         .into_int_value();
     prefetch(fl, start, moved, false)?;
-    prefetch(fl, start, next_workgroup_block(fl, format)?, false)
+    // |moved| >= FAR, as one unsigned compare.
+    let far = b.build_int_add(moved, i64t.const_int(FAR - 1, false), "")?;
+    let far = b.build_int_compare(
+        IntPredicate::UGT,
+        far,
+        i64t.const_int(2 * FAR - 2, false),
+        "",
+    )?;
+    let block = next_workgroup_block(fl, format)?;
+    let block = b.build_select(far, block, i64t.const_zero(), "")?;
+    prefetch(fl, start, block.into_int_value(), false)
 }
+
+/// How far a run in a loop moves in one iteration, either way, before the
+/// next workgroup's block is prefetched too: a page, which the hardware
+/// prefetchers do not follow a run out of.
+const FAR: u64 = 4096;
 
 /// How far the same access of the next workgroup along x lies when
 /// addresses follow the global id: the workgroup's x size in elements.

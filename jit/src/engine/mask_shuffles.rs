@@ -48,8 +48,8 @@ enum Lane {
     Constant(bool),
 }
 
-/// The lane's value in `v`, a constant vector: `Some(bit)`, or `None` when
-/// it is not a constant integer (undefined or poison: taken as false).
+/// Lane `lane` of `v`, a constant vector of `i1`; an undefined or poison
+/// lane is taken as false.
 fn constant_lane(v: VectorValue<'_>, lane: u32) -> bool {
     // SAFETY: `v` is a constant vector with more than `lane` elements; the
     // element is read as an integer only when it is one.

@@ -1,6 +1,7 @@
 //! A fuzz campaign: `jobs` worker threads take case indices from a shared
 //! counter until the case count or the time budget is reached; each worker
-//! has its own engines (compiled code belongs to its thread).
+//! has its own engines (compiled code belongs to its thread) and keeps the
+//! case it runs on disk until it is done (`repro::write_running`).
 
 use super::case::{self, check, check_one, op_kinds, FuzzCase};
 use super::compare::FindingKind;
@@ -144,7 +145,8 @@ pub fn run_campaign(opts: &CampaignOptions, progress: &mut dyn Progress) -> Summ
     summary.elapsed = start.elapsed();
     summary.findings.sort_by_key(|f| f.case_index);
     if !out_dir_existed {
-        // Only the running cases' directories were there: no reproducers.
+        // Created for the running cases' directories; removed only when
+        // empty, that is when no reproducer was written.
         let _ = std::fs::remove_dir(&opts.out_dir);
     }
     summary

@@ -541,6 +541,31 @@ const AVX512F_NEEDS: [&str; 10] = [
     "-avx2", "-fma", "-f16c", "-avx", "-sse4.2", "-sse4.1", "-ssse3", "-sse3", "-sse2", "-sse",
 ];
 
+/// Lane `lane` of `v` as an unsigned integer, when `v` is a constant vector
+/// whose element there is a constant integer (not undefined or poison).
+/// Read through the C API: inkwell's `get_element_as_constant` takes only
+/// constant data vectors, which cannot hold `i1` elements.
+pub fn constant_int_lane(v: VectorValue<'_>, lane: u32) -> Option<u64> {
+    use inkwell::llvm_sys::core::{
+        LLVMConstIntGetZExtValue, LLVMGetAggregateElement, LLVMIsAConstantInt,
+    };
+    use inkwell::values::AsValueRef;
+    if !v.is_const() || lane >= v.get_type().get_size() {
+        return None;
+    }
+    // SAFETY: `v` is a constant vector with more than `lane` elements;
+    // `LLVMGetAggregateElement` gives null for an element it cannot name,
+    // and the element is read as an integer only when it is one.
+    unsafe {
+        let element = LLVMGetAggregateElement(v.as_value_ref(), lane);
+        if element.is_null() || LLVMIsAConstantInt(element).is_null() {
+            None
+        } else {
+            Some(LLVMConstIntGetZExtValue(element))
+        }
+    }
+}
+
 /// Whether an LLVM feature string (as the engine builds it: the host's
 /// features, then overrides) leaves AVX-512F enabled.
 pub fn has_avx512(features: &str) -> bool {

@@ -18,7 +18,7 @@
 use crate::emit::{Emit, LANES};
 use crate::masked_compare;
 use crate::JitError;
-use inkwell::values::{AsValueRef, IntValue, PointerValue, VectorValue};
+use inkwell::values::{IntValue, PointerValue, VectorValue};
 
 struct LoopFrame<'ctx> {
     active: PointerValue<'ctx>,
@@ -250,27 +250,11 @@ impl<'ctx> ExecMask<'ctx> {
     }
 }
 
-/// The lanes of `mask` when it is a constant. Read through the C API:
-/// inkwell's `get_element_as_constant` takes only constant data vectors,
-/// which cannot hold `i1` elements.
+/// The lanes of `mask` when it is a constant.
 fn constant_lanes(mask: VectorValue<'_>) -> Option<u32> {
-    use inkwell::llvm_sys::core::LLVMIsAConstantInt;
-    use inkwell::llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetAggregateElement};
-    if !mask.is_const() {
-        return None;
-    }
     let mut bits = 0;
     for lane in 0..LANES {
-        // SAFETY: `mask` is a constant vector of `LANES` elements;
-        // `LLVMGetAggregateElement` gives null for an element it cannot
-        // name, which is tested before the element is read.
-        let set = unsafe {
-            let x = LLVMGetAggregateElement(mask.as_value_ref(), lane);
-            if x.is_null() || LLVMIsAConstantInt(x).is_null() {
-                return None;
-            }
-            LLVMConstIntGetZExtValue(x) != 0
-        };
+        let set = crate::emit::constant_int_lane(mask, lane)? != 0;
         bits |= u32::from(set) << lane;
     }
     Some(bits)

@@ -17,9 +17,6 @@ use super::operand;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
-use inkwell::llvm_sys::core::{
-    LLVMConstIntGetZExtValue, LLVMGetAggregateElement, LLVMIsAConstantInt,
-};
 use inkwell::module::Module;
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{
@@ -100,22 +97,8 @@ fn rewrite_compare<'ctx>(
 
 /// Each lane's divisor, if all are constant integers.
 fn divisors(divisor: VectorValue<'_>, lanes: u32) -> Option<Vec<u64>> {
-    if !divisor.is_const() {
-        return None;
-    }
     (0..lanes)
-        .map(|i| {
-            // SAFETY: `divisor` is a constant vector of `lanes` elements;
-            // an element is read as an integer only when it is one.
-            unsafe {
-                let element = LLVMGetAggregateElement(divisor.as_value_ref(), i);
-                if element.is_null() || LLVMIsAConstantInt(element).is_null() {
-                    None
-                } else {
-                    Some(LLVMConstIntGetZExtValue(element))
-                }
-            }
-        })
+        .map(|i| crate::emit::constant_int_lane(divisor, i))
         .collect()
 }
 

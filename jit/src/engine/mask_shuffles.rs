@@ -21,8 +21,7 @@ use super::operand;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::{
-    LLVMConstIntGetZExtValue, LLVMGetAggregateElement, LLVMGetMaskValue, LLVMGetNumMaskElements,
-    LLVMGetUndefMaskElem, LLVMIsAConstantInt, LLVMReplaceAllUsesWith,
+    LLVMGetMaskValue, LLVMGetNumMaskElements, LLVMGetUndefMaskElem, LLVMReplaceAllUsesWith,
 };
 use inkwell::module::Module;
 use inkwell::types::{BasicTypeEnum, VectorType};
@@ -51,14 +50,7 @@ enum Lane {
 /// Lane `lane` of `v`, a constant vector of `i1`; an undefined or poison
 /// lane is taken as false.
 fn constant_lane(v: VectorValue<'_>, lane: u32) -> bool {
-    // SAFETY: `v` is a constant vector with more than `lane` elements; the
-    // element is read as an integer only when it is one.
-    unsafe {
-        let element = LLVMGetAggregateElement(v.as_value_ref(), lane);
-        !element.is_null()
-            && !LLVMIsAConstantInt(element).is_null()
-            && LLVMConstIntGetZExtValue(element) & 1 == 1
-    }
+    crate::emit::constant_int_lane(v, lane).is_some_and(|x| x & 1 == 1)
 }
 
 /// The source of each lane of `shuffle`, if every lane is in place or a

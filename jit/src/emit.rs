@@ -399,34 +399,41 @@ impl<'ctx> Emit<'ctx, '_> {
         align: u32,
     ) -> Result<BasicValueEnum<'ctx>, JitError> {
         let v = self.load_field(ptr, offset, ty, align)?;
-        if let Some(inst) = v.as_instruction_value() {
-            let kind = self.cx.get_kind_id("invariant.load");
-            inst.set_metadata(self.cx.metadata_node(&[]), kind)
-                .map_err(|e| JitError::Llvm(e.to_string()))?;
-        }
+        self.mark(v, "invariant.load", &[])?;
         Ok(v)
     }
 
-    /// [`Emit::load_field`] of an `i32` the runtime keeps in `[lo, hi)`
+    /// [`Emit::load_field`] of an `i32` the runtime keeps below `bound`
     /// (IDs, which launch validation bounds): marked `!range`, so LLVM can
     /// drop the bounds tests of addresses computed from it.
-    pub fn load_ranged_u32(
+    pub fn load_below_u32(
         &self,
         ptr: PointerValue<'ctx>,
         offset: u64,
-        lo: u32,
-        hi: u32,
+        bound: u32,
     ) -> Result<IntValue<'ctx>, JitError> {
         let v = self.load_field(ptr, offset, self.i32().into(), 4)?;
-        if lo < hi {
-            if let Some(inst) = v.as_instruction_value() {
-                let bound = |b: u32| self.i32().const_int(u64::from(b), false).into();
-                let range = self.cx.metadata_node(&[bound(lo), bound(hi)]);
-                inst.set_metadata(range, self.cx.get_kind_id("range"))
-                    .map_err(|e| JitError::Llvm(e.to_string()))?;
-            }
+        // An empty range is not valid metadata (no launch has a 0 bound).
+        if bound > 0 {
+            let end = |b: u32| self.i32().const_int(u64::from(b), false).into();
+            self.mark(v, "range", &[end(0), end(bound)])?;
         }
         Ok(v.into_int_value())
+    }
+
+    /// Attaches metadata `kind` with operands `node` to the instruction
+    /// that computes `v`, if an instruction does.
+    fn mark(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        kind: &str,
+        node: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<(), JitError> {
+        if let Some(inst) = v.as_instruction_value() {
+            inst.set_metadata(self.cx.metadata_node(node), self.cx.get_kind_id(kind))
+                .map_err(|e| JitError::Llvm(e.to_string()))?;
+        }
+        Ok(())
     }
 
     pub fn store_field(

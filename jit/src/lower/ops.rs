@@ -257,14 +257,14 @@ fn warp_index<'ctx>(fl: &FnLowering<'ctx, '_>) -> Result<IntValue<'ctx>, JitErro
         fl.e.workgroup
             .map_or(MAX_INVOCATIONS, |s| s.iter().product());
     let warps = invocations.div_ceil(32);
-    fl.e.load_ranged_u32(fl.ctxp, offsets::WARP_INDEX, 0, warps)
+    fl.e.load_below_u32(fl.ctxp, offsets::WARP_INDEX, warps)
 }
 
 /// `local_id.d` of the warp's lane 0, ranged below the workgroup's size.
 fn first_local<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<IntValue<'ctx>, JitError> {
     let size = fl.e.workgroup.map_or(MAX_INVOCATIONS, |s| s[d.index()]);
     let offset = offsets::FIRST_LOCAL + 4 * d.index() as u64;
-    fl.e.load_ranged_u32(fl.ctxp, offset, 0, size)
+    fl.e.load_below_u32(fl.ctxp, offset, size)
 }
 
 fn ctx_u32<'ctx>(fl: &FnLowering<'ctx, '_>, offset: u64) -> Result<V<'ctx>, JitError> {

@@ -171,7 +171,16 @@ pub mod offsets {
 /// The contexts of one call are warps of one workgroup: the compiled code
 /// reads what they share (params, buffers, shared memories, workgroup id,
 /// size and count, SM fields) from the first.
-pub type KernelFn = unsafe extern "C" fn(contexts: *mut WarpContext, count: u64) -> u64;
+///
+/// The entry of a kernel whose plan is `batched` runs up to `workgroups`
+/// consecutive workgroups on the same contexts (x fastest, as the runtime
+/// counts them), the first with the id the first context holds. It
+/// returns the number of warps it ran in all, stops early as above and
+/// also between two workgroups when the launch is cancelled, and leaves
+/// the id of the workgroup it ended in in the first context. Other entries
+/// run one workgroup whatever `workgroups` says.
+pub type KernelFn =
+    unsafe extern "C" fn(contexts: *mut WarpContext, count: u64, workgroups: u64) -> u64;
 
 /// The runtime function a `barrier` with active lanes calls:
 /// `void warpjit_barrier(ptr ctx)`. It returns once the barrier has opened;

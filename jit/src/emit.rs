@@ -458,6 +458,32 @@ impl<'ctx> Emit<'ctx, '_> {
         self.store_aligned(self.byte_ptr(ptr, offset)?, value, align)
     }
 
+    /// Whether the launch's cancel flag, which the context at `ctxp` points
+    /// to, is raised: a relaxed atomic byte load, since another thread
+    /// raises it.
+    pub fn cancel_raised(&self, ctxp: PointerValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+        let ptr = self.cx.ptr_type(inkwell::AddressSpace::default());
+        let flag_ptr = self
+            .load_field(ctxp, crate::abi::offsets::CANCEL, ptr.into(), 8)?
+            .into_pointer_value();
+        let flag = self
+            .b
+            .build_load(self.cx.i8_type(), flag_ptr, "cancel")?
+            .into_int_value();
+        if let Some(load) = flag.as_instruction() {
+            load.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic)
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+            load.set_alignment(1)
+                .map_err(|m| JitError::Llvm(m.to_string()))?;
+        }
+        Ok(self.b.build_int_compare(
+            inkwell::IntPredicate::NE,
+            flag,
+            self.cx.i8_type().const_zero(),
+            "",
+        )?)
+    }
+
     /// A load of `ty` from `ptr` that assumes `align` bytes of alignment.
     pub fn load_aligned(
         &self,

@@ -2,9 +2,12 @@
 //! execution mask. Instructions are in [`ops`], memory access in [`memory`].
 //!
 //! Every IR function becomes an internal LLVM function
-//! `void(ptr ctx, <32 x i1> mask, args..., ptr results...)`; each kernel
-//! additionally gets an external entry `i64(ptr contexts, i64 count)` that
-//! runs it for consecutive warps, each from its context's entry mask.
+//! `void(ptr ctx, <32 x i1> mask, args..., ptr results..., ptr group,
+//! i32 x, i32 y, i32 z [, i32 phase])` (the call's first context and the
+//! workgroup's id); each kernel additionally gets an external entry
+//! `i64(ptr contexts, i64 count, i64 workgroups)` that runs it for
+//! consecutive warps, each from its context's entry mask, and for a short
+//! kernel for several workgroups in turn.
 //! Variables are zeroed entry-block allocas of their vector type, assigned
 //! with `select(mask, new, old)`.
 //!
@@ -98,15 +101,16 @@ pub fn lower_module<'ctx>(
     };
     let may_demote = any_stmt(module, |s| matches!(s, Stmt::Inst(i) if i.op == Op::Demote));
     // The phases of each kernel split at its barriers (`phases.rs`).
-    let layouts: Vec<Option<phases::PhaseLayout>> = (0..module.functions.len())
-        .map(|i| {
-            let id = FuncId(i as u32);
-            module.functions[i]
-                .is_kernel()
-                .then(|| KernelPlan::with_phases(module, id).1)
-                .flatten()
-        })
-        .collect();
+    let (plans, layouts): (Vec<Option<KernelPlan>>, Vec<Option<phases::PhaseLayout>>) =
+        (0..module.functions.len())
+            .map(|i| {
+                if !module.functions[i].is_kernel() {
+                    return (None, None);
+                }
+                let (plan, layout) = KernelPlan::with_phases(module, FuncId(i as u32));
+                (Some(plan), layout)
+            })
+            .unzip();
     let mut funcs = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         let mut params: Vec<BasicMetadataTypeEnum> =
@@ -117,6 +121,9 @@ pub fn lower_module<'ctx>(
         params.extend(f.results.iter().map(|_| BasicMetadataTypeEnum::from(ptr)));
         // The first context of the call: its workgroup's fields.
         params.push(ptr.into());
+        // The workgroup's id (x, y, z): an entry that runs several
+        // workgroups counts it in registers.
+        params.extend([BasicMetadataTypeEnum::from(e.i32()); 3]);
         // A phased kernel: the phase to run, a constant where its entry
         // knows it.
         if layouts[i].is_some() {
@@ -156,6 +163,12 @@ pub fn lower_module<'ctx>(
     for (id, f) in module.kernels() {
         let name = format!("kernel.{}", f.name);
         let phases = layouts[id.0 as usize].as_ref().map(|l| l.phases.len());
+        let many = plans[id.0 as usize].is_some_and(|p| p.many_workgroups);
+        let runs = if many {
+            WarpsPerCall::AllOfEachWorkgroup
+        } else {
+            runs
+        };
         let entry = warp_entry(&e, &name, funcs[id.0 as usize], whole_warps, runs, phases)?;
         for a in attrs {
             entry.add_attribute(AttributeLoc::Function, a);
@@ -195,6 +208,9 @@ fn warp_bits<'ctx>(
 enum WarpsPerCall {
     One,
     All,
+    /// All of them, for each of several consecutive workgroups
+    /// (`KernelPlan::many_workgroups`).
+    AllOfEachWorkgroup,
 }
 
 /// The external entry of a kernel (`abi::KernelFn`): runs `kernel` for
@@ -203,6 +219,9 @@ enum WarpsPerCall {
 /// faulted or ran out of fuel, so the caller can look at it first. One
 /// call for a workgroup's warps instead of one per warp: for a short warp,
 /// the call, the frame and the caller's loop cost more than the warp.
+/// Where nothing happens between two workgroups but a new id, the entry
+/// runs the call's `workgroups` one after the other (see
+/// [`many_workgroups`]).
 ///
 /// A kernel split into `phases` runs the phase of the call's first context
 /// (the scheduler gives every warp of a call the same one). Looping over
@@ -222,7 +241,7 @@ fn warp_entry<'ctx>(
     let b = &e.b;
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     let i64t = e.i64();
-    let fty = i64t.fn_type(&[ptr.into(), i64t.into()], false);
+    let fty = i64t.fn_type(&[ptr.into(), i64t.into(), i64t.into()], false);
     let entry = e.module.add_function(name, fty, Some(Linkage::External));
     let contexts = nth_param(entry, 0)?.into_pointer_value();
     let count = nth_param(entry, 1)?.into_int_value();
@@ -237,7 +256,8 @@ fn warp_entry<'ctx>(
     let mut exits = vec![(zero, start)];
 
     b.position_at_end(first);
-    let loop_ = WarpLoop {
+    let id_at = |d: u64| offsets::WORKGROUP_ID + 4 * d;
+    let mut loop_ = WarpLoop {
         e,
         entry,
         kernel,
@@ -246,26 +266,37 @@ fn warp_entry<'ctx>(
         whole_warps,
         runs,
         done,
+        stopped: done,
+        workgroup_id: [e.i32().const_zero(); 3],
     };
-    match phases {
-        None => loop_.emit(None, &mut exits)?,
-        Some(n) => {
-            let phase = e
-                .load_field(contexts, offsets::PHASE, e.i32().into(), 4)?
+    if runs == WarpsPerCall::AllOfEachWorkgroup {
+        many_workgroups(&mut loop_, &mut exits)?;
+    } else {
+        for d in 0..3 {
+            loop_.workgroup_id[d] = e
+                .load_invariant(contexts, id_at(d as u64), e.i32().into(), 4)?
                 .into_int_value();
-            if runs == WarpsPerCall::One {
-                loop_.emit(Some(phase), &mut exits)?;
-            } else {
-                let blocks: Vec<_> = (0..n)
-                    .map(|i| cx.append_basic_block(entry, &format!("phase{i}")))
-                    .collect();
-                // No phase of the kernel: none of it runs in any warp.
-                phases::switch_to_phase(e, phase, &blocks, done)?;
-                exits.push((count, first));
-                for (i, bb) in blocks.into_iter().enumerate() {
-                    b.position_at_end(bb);
-                    let constant = e.i32().const_int(i as u64, false);
-                    loop_.emit(Some(constant), &mut exits)?;
+        }
+        match phases {
+            None => loop_.emit(None, &mut exits)?,
+            Some(n) => {
+                let phase = e
+                    .load_field(contexts, offsets::PHASE, e.i32().into(), 4)?
+                    .into_int_value();
+                if runs == WarpsPerCall::One {
+                    loop_.emit(Some(phase), &mut exits)?;
+                } else {
+                    let blocks: Vec<_> = (0..n)
+                        .map(|i| cx.append_basic_block(entry, &format!("phase{i}")))
+                        .collect();
+                    // No phase of the kernel: none of it runs in any warp.
+                    phases::switch_to_phase(e, phase, &blocks, done)?;
+                    exits.push((count, first));
+                    for (i, bb) in blocks.into_iter().enumerate() {
+                        b.position_at_end(bb);
+                        let constant = e.i32().const_int(i as u64, false);
+                        loop_.emit(Some(constant), &mut exits)?;
+                    }
                 }
             }
         }
@@ -280,6 +311,111 @@ fn warp_entry<'ctx>(
     Ok(entry)
 }
 
+/// Ends the current block of an entry with a loop over up to `workgroups`
+/// consecutive workgroups (the entry's third parameter), each running the
+/// warp loop with the workgroup's id in registers: the next id is counted
+/// up x fastest as the runtime does, and the call stops after a warp that
+/// faulted or ran out of fuel, or between workgroups when the launch is
+/// cancelled. Before returning it stores the id of the workgroup it ended
+/// in into the first context, where the runtime looks for it. Adds its
+/// exits (warps run in all) to `exits`.
+fn many_workgroups<'ctx>(
+    loop_: &mut WarpLoop<'ctx, '_>,
+    exits: &mut Vec<(IntValue<'ctx>, BasicBlock<'ctx>)>,
+) -> Result<(), JitError> {
+    let e = loop_.e;
+    let (cx, b, i32t, i64t) = (e.cx, &e.b, e.i32(), e.i64());
+    let contexts = loop_.contexts;
+    let workgroups = nth_param(loop_.entry, 2)?.into_int_value();
+    let id_at = |d: u64| offsets::WORKGROUP_ID + 4 * d;
+    let before = b
+        .get_insert_block()
+        .ok_or_else(|| JitError::Internal("workgroup loop outside a block".into()))?;
+    // Plain loads: the entry writes the id back before it returns.
+    let mut first_id = [i32t.const_zero(); 3];
+    for (d, id) in first_id.iter_mut().enumerate() {
+        *id = e
+            .load_field(contexts, id_at(d as u64), i32t.into(), 4)?
+            .into_int_value();
+    }
+    let grid_at = |d: u64| offsets::NUM_WORKGROUPS + 4 * d;
+    let grid_x = e.load_invariant(contexts, grid_at(0), i32t.into(), 4)?;
+    let grid_y = e.load_invariant(contexts, grid_at(1), i32t.into(), 4)?;
+    let group = cx.append_basic_block(loop_.entry, "workgroup");
+    let after = cx.append_basic_block(loop_.entry, "workgroup.end");
+    let next = cx.append_basic_block(loop_.entry, "workgroup.next");
+    let leave = cx.append_basic_block(loop_.entry, "workgroup.leave");
+    let outer_done = loop_.done;
+    b.build_unconditional_branch(group)?;
+
+    b.position_at_end(group);
+    let index = b.build_phi(i64t, "workgroup.index")?;
+    let id_phis = [
+        b.build_phi(i32t, "workgroup.x")?,
+        b.build_phi(i32t, "workgroup.y")?,
+        b.build_phi(i32t, "workgroup.z")?,
+    ];
+    let id = id_phis.map(|p| p.as_basic_value().into_int_value());
+    let index_value = index.as_basic_value().into_int_value();
+    loop_.workgroup_id = id;
+    loop_.done = after;
+    loop_.stopped = leave;
+    let mut warp_exits = Vec::new();
+    loop_.emit(None, &mut warp_exits)?;
+    loop_.done = outer_done;
+    loop_.stopped = outer_done;
+    // The loop's first exit is the one after a warp that stopped.
+    let (stop_ran, stop_block) = *warp_exits
+        .first()
+        .ok_or_else(|| JitError::Internal("a warp loop without exits".into()))?;
+
+    // Every warp of this workgroup ran.
+    b.position_at_end(after);
+    let ended = b.build_int_add(index_value, i64t.const_int(1, false), "")?;
+    let last = b.build_int_compare(IntPredicate::UGE, ended, workgroups, "")?;
+    let cancelled = e.cancel_raised(contexts)?;
+    let leave_now = b.build_or(last, cancelled, "")?;
+    b.build_conditional_branch(leave_now, leave, next)?;
+
+    // The next id, x fastest.
+    b.position_at_end(next);
+    let one = i32t.const_int(1, false);
+    let x1 = b.build_int_add(id[0], one, "")?;
+    let y1 = b.build_int_add(id[1], one, "")?;
+    let z1 = b.build_int_add(id[2], one, "")?;
+    let x_fits = b.build_int_compare(IntPredicate::ULT, x1, grid_x.into_int_value(), "")?;
+    let y_fits = b.build_int_compare(IntPredicate::ULT, y1, grid_y.into_int_value(), "")?;
+    let zero = i32t.const_zero();
+    let nx = b.build_select(x_fits, x1, zero, "")?.into_int_value();
+    let ny_carry = b.build_select(y_fits, y1, zero, "")?.into_int_value();
+    let ny = b
+        .build_select(x_fits, id[1], ny_carry, "")?
+        .into_int_value();
+    let nz_carry = b.build_select(y_fits, id[2], z1, "")?.into_int_value();
+    let nz = b
+        .build_select(x_fits, id[2], nz_carry, "")?
+        .into_int_value();
+    b.build_unconditional_branch(group)?;
+
+    index.add_incoming(&[(&i64t.const_zero(), before), (&ended, next)]);
+    for (d, (phi, n)) in id_phis.iter().zip([nx, ny, nz]).enumerate() {
+        phi.add_incoming(&[(&first_id[d], before), (&n, next)]);
+    }
+
+    // Warps run: those of the earlier workgroups and this one's.
+    b.position_at_end(leave);
+    let ran = b.build_phi(i64t, "workgroup.ran")?;
+    ran.add_incoming(&[(&stop_ran, stop_block), (&loop_.count, after)]);
+    let earlier = b.build_int_mul(index_value, loop_.count, "")?;
+    let total = b.build_int_add(earlier, ran.as_basic_value().into_int_value(), "warps")?;
+    for (d, v) in id.iter().enumerate() {
+        e.store_field(contexts, id_at(d as u64), (*v).into(), 4)?;
+    }
+    b.build_unconditional_branch(outer_done)?;
+    exits.push((total, leave));
+    Ok(())
+}
+
 /// What a kernel entry's loop over its warps needs (see [`warp_entry`]).
 struct WarpLoop<'ctx, 'a> {
     e: &'a Emit<'ctx, 'a>,
@@ -290,12 +426,18 @@ struct WarpLoop<'ctx, 'a> {
     whole_warps: bool,
     runs: WarpsPerCall,
     done: BasicBlock<'ctx>,
+    /// Where the loop goes after a warp that stopped: `done`, or a block of
+    /// its own.
+    stopped: BasicBlock<'ctx>,
+    /// The id of the workgroup the warps belong to.
+    workgroup_id: [IntValue<'ctx>; 3],
 }
 
 impl<'ctx> WarpLoop<'ctx, '_> {
     /// Ends the current block with a loop calling the kernel (with `phase`,
     /// if it is phased) for each warp, leaving to `done`; adds the loop's
-    /// branches there, with the number of warps run, to `exits`.
+    /// branches there, with the number of warps run, to `exits`: first the
+    /// branch after a warp that stopped, then the loop's end.
     fn emit(
         &self,
         phase: Option<IntValue<'ctx>>,
@@ -325,19 +467,20 @@ impl<'ctx> WarpLoop<'ctx, '_> {
         // the loop.
         let mut args: Vec<BasicMetadataValueEnum> =
             vec![ctxp.into(), mask.into(), self.contexts.into()];
+        args.extend(self.workgroup_id.map(BasicMetadataValueEnum::from));
         args.extend(phase.map(BasicMetadataValueEnum::from));
         b.build_call(self.kernel, &args, "")?;
         let ran = b.build_int_add(index_value, i64t.const_int(1, false), "ran")?;
         let stop = match self.runs {
             WarpsPerCall::One => cx.bool_type().const_all_ones(),
-            WarpsPerCall::All => {
+            WarpsPerCall::All | WarpsPerCall::AllOfEachWorkgroup => {
                 let fault = e.load_field(ctxp, offsets::FIRST_FAULT_KIND, e.i32().into(), 4)?;
                 let starved = e.load_field(ctxp, offsets::OUT_OF_FUEL, e.i32().into(), 4)?;
                 let either = b.build_or(fault.into_int_value(), starved.into_int_value(), "")?;
                 b.build_int_compare(IntPredicate::NE, either, e.i32().const_zero(), "stop")?
             }
         };
-        b.build_conditional_branch(stop, self.done, next)?;
+        b.build_conditional_branch(stop, self.stopped, next)?;
 
         b.position_at_end(next);
         let more = b.build_int_compare(IntPredicate::ULT, ran, self.count, "more")?;
@@ -389,6 +532,8 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     /// The first warp context of the call, for the fields every warp of
     /// the workgroup shares (`workgroup_field`).
     pub group: PointerValue<'ctx>,
+    /// The workgroup's id, from the caller (the entry for a kernel).
+    pub workgroup_id: [IntValue<'ctx>; 3],
     pub values: Vec<Option<VectorValue<'ctx>>>,
     pub vars: Vec<PointerValue<'ctx>>,
     pub results: Vec<PointerValue<'ctx>>,
@@ -487,6 +632,10 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             .map(|i| Ok(param(base + i)?.into_pointer_value()))
             .collect::<Result<Vec<_>, JitError>>()?;
         let group = param(base + f.results.len() as u32)?.into_pointer_value();
+        let id_param = |d: u32| -> Result<IntValue<'ctx>, JitError> {
+            Ok(param(base + f.results.len() as u32 + 1 + d)?.into_int_value())
+        };
+        let workgroup_id = [id_param(0)?, id_param(1)?, id_param(2)?];
         let live_now = e.bits_to_mask(warp_bits(e, ctxp, whole, offsets::LIVE_MASK)?)?;
         let mask = ExecMask::new(e, returned, live, entry_mask, live_now)?;
         let mut fl = FnLowering {
@@ -498,6 +647,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             func_index,
             ctxp,
             group,
+            workgroup_id,
             values,
             vars,
             results,
@@ -517,7 +667,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         };
         match phased {
             Some(layout) => {
-                let phase = param(base + f.results.len() as u32 + 1)?.into_int_value();
+                let phase = param(base + f.results.len() as u32 + 4)?.into_int_value();
                 let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
                 let state = e
                     .load_field(ctxp, offsets::PHASE_STATE, ptr.into(), 8)?
@@ -815,7 +965,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             .into_int_value();
         let empty =
             b.build_int_compare(inkwell::IntPredicate::EQ, fuel, e.i64().const_zero(), "")?;
-        let stop = b.build_or(empty, self.cancel_raised()?, "")?;
+        let stop = b.build_or(empty, self.e.cancel_raised(self.ctxp)?, "")?;
         let spend_bb = self.new_block("fuel.spend");
         let out_bb = self.new_block("fuel.out");
         let done_bb = self.new_block("fuel.done");
@@ -843,31 +993,6 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         b.build_return(None)?;
         b.position_at_end(done_bb);
         Ok(())
-    }
-
-    /// Whether the launch's cancel flag is raised: a relaxed atomic byte
-    /// load, since another thread raises it.
-    fn cancel_raised(&self) -> Result<inkwell::values::IntValue<'ctx>, JitError> {
-        let e = self.e;
-        let ptr = e.cx.ptr_type(inkwell::AddressSpace::default());
-        let flag_ptr = e
-            .load_field(self.ctxp, offsets::CANCEL, ptr.into(), 8)?
-            .into_pointer_value();
-        let flag =
-            e.b.build_load(e.cx.i8_type(), flag_ptr, "cancel")?
-                .into_int_value();
-        if let Some(load) = flag.as_instruction() {
-            load.set_atomic_ordering(inkwell::AtomicOrdering::Monotonic)
-                .map_err(|m| JitError::Llvm(m.to_string()))?;
-            load.set_alignment(1)
-                .map_err(|m| JitError::Llvm(m.to_string()))?;
-        }
-        Ok(e.b.build_int_compare(
-            inkwell::IntPredicate::NE,
-            flag,
-            e.cx.i8_type().const_zero(),
-            "",
-        )?)
     }
 
     /// The value of an operand in all 32 lanes.
@@ -1233,6 +1358,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             args.push(slot.into());
         }
         args.push(self.group.into());
+        args.extend(self.workgroup_id.map(BasicMetadataValueEnum::from));
         e.b.build_call(target, &args, "")?;
         let bits = e
             .load_field(self.ctxp, offsets::LIVE_MASK, e.i32().into(), 4)?

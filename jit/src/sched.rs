@@ -46,6 +46,12 @@ pub(crate) struct KernelPlan {
     /// The warp fields compiled code of the module can change, which a
     /// warp's context must have reset before it runs another workgroup.
     pub rewrites: WarpRewrites,
+    /// The entry runs consecutive workgroups in one call (`KernelFn`):
+    /// nothing has to happen between two workgroups but a new id, as no
+    /// barrier, shared memory or rewritten warp field is involved, and the
+    /// kernel has no loop, so its warps are short and a call per workgroup
+    /// would be a large part of their time.
+    pub many_workgroups: bool,
 }
 
 /// Which of a warp's own fields compiled code writes: the live mask
@@ -118,10 +124,11 @@ impl KernelPlan {
         module: &VerifiedModule,
         kernel: FuncId,
     ) -> (KernelPlan, Option<phases::PhaseLayout>) {
-        let mut memo: Vec<Option<(bool, u64)>> = vec![None; module.functions.len()];
-        let (uses_barrier, frames) = function_needs(module, kernel.0 as usize, &mut memo, 0);
+        let mut memo: Vec<Option<Needs>> = vec![None; module.functions.len()];
+        let needs = function_needs(module, kernel.0 as usize, &mut memo, 0);
+        let uses_barrier = needs.barrier;
         let bytes = BASE_STACK
-            .saturating_add(frames.saturating_mul(2))
+            .saturating_add(needs.stack.saturating_mul(2))
             .next_multiple_of(64 << 10);
         let mut plan = KernelPlan {
             uses_barrier,
@@ -129,7 +136,14 @@ impl KernelPlan {
             phases: 0,
             phase_bytes: 0,
             rewrites: WarpRewrites::of(module),
+            many_workgroups: false,
         };
+        // No rewritten field also means no loop (loops spend fuel).
+        plan.many_workgroups = !uses_barrier
+            && !plan.rewrites.any()
+            && module.shared.is_empty()
+            && needs.insts <= SHORT_KERNEL
+            && bytes <= THREAD_STACK_BUDGET;
         // Phases run on the thread's own stack.
         let layout = if uses_barrier && bytes <= THREAD_STACK_BUDGET {
             split(module, kernel, &memo)
@@ -156,19 +170,43 @@ impl KernelPlan {
 fn split(
     module: &VerifiedModule,
     kernel: FuncId,
-    memo: &[Option<(bool, u64)>],
+    memo: &[Option<Needs>],
 ) -> Option<phases::PhaseLayout> {
-    let calls_barrier = |c: u32| memo.get(c as usize).copied().flatten().is_none_or(|n| n.0);
+    let calls_barrier = |c: u32| {
+        memo.get(c as usize)
+            .copied()
+            .flatten()
+            .is_none_or(|n| n.barrier)
+    };
     phases::layout(module.function(kernel), &calls_barrier)
 }
 
-/// (reaches a barrier, stack bytes of the deepest chain) of function `f`.
+/// What running a function takes, its callees included.
+#[derive(Clone, Copy, Debug)]
+struct Needs {
+    /// It can reach a barrier.
+    barrier: bool,
+    /// Stack bytes of its deepest call chain.
+    stack: u64,
+    /// Its instructions with every call counted as the callee's (as if
+    /// inlined), loop bodies once.
+    insts: u64,
+}
+
+/// Instructions (see [`Needs::insts`]) a kernel without loops may have for
+/// its entry to run several workgroups per call: W3's warp-sum kernel has
+/// 17 and its calls were 12-15% of its time; the loop over workgroups costs
+/// every kernel about 1.5 ms more to compile, which a kernel with more
+/// work per warp would not win back.
+const SHORT_KERNEL: u64 = 32;
+
+/// [`Needs`] of function `f`.
 fn function_needs(
     module: &VerifiedModule,
     f: usize,
-    memo: &mut Vec<Option<(bool, u64)>>,
+    memo: &mut Vec<Option<Needs>>,
     depth: usize,
-) -> (bool, u64) {
+) -> Needs {
     if let Some(known) = memo[f] {
         return known;
     }
@@ -200,18 +238,24 @@ fn function_needs(
         .saturating_add(privates)
         .saturating_add(4096);
     let mut deepest = 0u64;
+    let mut inlined = insts;
     // The verifier forbids recursion; the depth test only guards against a
     // module that slipped past it.
     if depth < module.functions.len() {
         for c in callees {
             if c < module.functions.len() {
-                let (b, bytes) = function_needs(module, c, memo, depth + 1);
-                barrier |= b;
-                deepest = deepest.max(bytes);
+                let callee = function_needs(module, c, memo, depth + 1);
+                barrier |= callee.barrier;
+                deepest = deepest.max(callee.stack);
+                inlined = inlined.saturating_add(callee.insts);
             }
         }
     }
-    let needs = (barrier, own.saturating_add(deepest));
+    let needs = Needs {
+        barrier,
+        stack: own.saturating_add(deepest),
+        insts: inlined,
+    };
     memo[f] = Some(needs);
     needs
 }
@@ -492,7 +536,8 @@ pub(crate) struct LoopOutcome {
 /// after a warp that ran out of fuel or saw the launch cancelled, and after
 /// a workgroup in which a warp faulted; the contexts then hold that
 /// workgroup. This is the loop every warp of most launches goes through,
-/// so it touches only what changes.
+/// so it touches only what changes. The entry of a kernel whose plan has
+/// `many_workgroups` is given the rest of the run in one call.
 ///
 /// # Safety
 /// As [`run_warps`].
@@ -516,8 +561,11 @@ pub(crate) unsafe fn run_loop(
     };
     let phased = plan.phases > 0;
     let phases = plan.phases.max(1);
+    let many = plan.many_workgroups && arena.is_empty();
     with_phase_state(plan, contexts, |contexts| {
-        for done in 0..count {
+        let warps = contexts.len() as u64;
+        let mut done = 0;
+        while done < count {
             if done > 0 {
                 id = next_id(id);
                 // Not even a call when there is no shared memory.
@@ -548,13 +596,24 @@ pub(crate) unsafe fn run_loop(
                         set_workgroup_id(&mut contexts[start], id);
                     }
                     let rest = &mut contexts[start..];
+                    let rest_len = rest.len();
+                    let workgroups = if many && start == 0 { count - done } else { 1 };
                     // SAFETY: as promised by the caller; `scheduler` is
                     // null, so a barrier (reachable only in a one-warp
                     // workgroup here) returns at once, which is its meaning
                     // when the warp is the only one. The entry returns
                     // after a warp that faulted or ran out of fuel.
-                    let ran = unsafe { entry(rest.as_mut_ptr(), rest.len() as u64) };
-                    let index = start + (ran as usize).clamp(1, rest.len()) - 1;
+                    let mut ran =
+                        unsafe { entry(rest.as_mut_ptr(), rest_len as u64, workgroups) }.max(1);
+                    if workgroups > 1 {
+                        // The workgroups before the one the call ended in
+                        // are done; the first context holds that one's id.
+                        let before = ((ran - 1) / warps).min(workgroups - 1);
+                        done += before;
+                        ran -= before * warps;
+                        id = contexts[0].workgroup_id;
+                    }
+                    let index = start + (ran as usize).clamp(1, rest_len) - 1;
                     let ctx = &contexts[index];
                     note_fault(ctx, index, &mut first);
                     if let Err(stop) = check(ctx, index, cancel) {
@@ -574,6 +633,7 @@ pub(crate) unsafe fn run_loop(
                     first_faulting: first,
                 };
             }
+            done += 1;
         }
         LoopOutcome {
             done: count,
@@ -679,7 +739,7 @@ fn warp_coroutine(stack: DefaultStack) -> Warp {
             // context that nothing else touches until the warp yields.
             unsafe {
                 (*job.ctx).scheduler = (yielder as *const WarpYielder).cast::<c_void>();
-                (job.entry)(job.ctx, 1);
+                (job.entry)(job.ctx, 1, 1);
             }
             job = yielder.suspend(WarpEvent::Finished);
         }
@@ -890,6 +950,75 @@ mod tests {
     }
 
     #[test]
+    fn only_short_kernels_with_nothing_between_workgroups_run_many_per_call() {
+        let short = "%a = global_id.x\n%b = shl %a, 2\nstore.u32 @out, %b, %a";
+        assert!(plan_of(short).many_workgroups);
+        for between in ["barrier", "kill", "demote", "loop {\n  break\n}"] {
+            assert!(
+                !plan_of(&format!("{short}\n{between}")).many_workgroups,
+                "{between}"
+            );
+        }
+        let long: String = (0..SHORT_KERNEL)
+            .map(|i| format!("%v{i} = lane_id\n"))
+            .collect();
+        assert!(!plan_of(&format!("{short}\n{long}")).many_workgroups);
+        // Shared memory is zeroed between workgroups.
+        let src = format!("buffer @out[0]: u32\nshared @s[64]\nkernel @main {{\n{short}\n}}\n");
+        let module =
+            VerifiedModule::new(warpjit_ir::text::parse(&src).expect("parses")).expect("verifies");
+        let main = module.find_function("main").expect("@main");
+        assert!(!KernelPlan::of(&module, main).many_workgroups);
+        // A callee's instructions count as if inlined, at each call.
+        let callee: String = (0..SHORT_KERNEL / 2)
+            .map(|i| format!("  %v{i} = lane_id\n"))
+            .collect();
+        let src = format!(
+            "buffer @out[0]: u32\nfunc @f() {{\n{callee}}}\nkernel @main {{\n  call @f()\n  call @f()\n}}\n"
+        );
+        let module =
+            VerifiedModule::new(warpjit_ir::text::parse(&src).expect("parses")).expect("verifies");
+        let main = module.find_function("main").expect("@main");
+        assert!(!KernelPlan::of(&module, main).many_workgroups);
+    }
+
+    #[test]
+    fn an_entry_given_many_workgroups_counts_their_ids_and_stops_when_cancelled() {
+        let src = "buffer @out[0]: u32\nkernel @main workgroup(64) {\n  %a = global_id.x\n}\n";
+        let module =
+            VerifiedModule::new(warpjit_ir::text::parse(src).expect("parses")).expect("verifies");
+        let main = module.find_function("main").expect("@main");
+        assert!(KernelPlan::of(&module, main).many_workgroups);
+        let options = crate::JitOptions::default().for_workgroup([64, 1, 1]);
+        let compiled = crate::compile(&module, &options).expect("compiles");
+        let entry = compiled.entry_point(main).expect("an entry");
+        for raised in [false, true] {
+            let cancel = AtomicBool::new(raised);
+            let mut contexts = contexts(2);
+            for (i, ctx) in contexts.iter_mut().enumerate() {
+                ctx.num_workgroups = [3, 2, 3];
+                ctx.workgroup_size = [64, 1, 1];
+                ctx.first_local = [32 * i as u32, 0, 0];
+                ctx.entry_mask = u32::MAX;
+                ctx.live_mask = u32::MAX;
+                ctx.fuel = u64::MAX;
+                ctx.cancel = &cancel;
+                ctx.workgroup_id = [2, 0, 1];
+            }
+            // SAFETY: the kernel touches no memory; the contexts are live.
+            let ran = unsafe { entry(contexts.as_mut_ptr(), 2, 5) };
+            if raised {
+                // The first workgroup runs, then the call stops.
+                assert_eq!((ran, contexts[0].workgroup_id), (2, [2, 0, 1]));
+            } else {
+                // [2, 0, 1], [0, 1, 1], [1, 1, 1], [2, 1, 1], then row and
+                // plane wrap: [0, 0, 2].
+                assert_eq!((ran, contexts[0].workgroup_id), (10, [0, 0, 2]));
+            }
+        }
+    }
+
+    #[test]
     fn plans_name_the_warp_fields_compiled_code_can_change() {
         let none = plan_of("%a = lane_id\nstore.u32 @out, 0, %a");
         assert_eq!(none.rewrites, WarpRewrites::default());
@@ -935,7 +1064,7 @@ mod tests {
 
     /// A kernel with two barriers, as compiled code calls them; it runs
     /// one warp, as the scheduler asks of a kernel with barriers.
-    unsafe extern "C" fn two_barriers(ctx: *mut WarpContext, count: u64) -> u64 {
+    unsafe extern "C" fn two_barriers(ctx: *mut WarpContext, count: u64, _workgroups: u64) -> u64 {
         // A panic cannot unwind out of an `extern "C"` function.
         if count != 1 {
             std::process::abort();
@@ -977,6 +1106,7 @@ mod tests {
             phases: 0,
             phase_bytes: 0,
             rewrites: WarpRewrites::default(),
+            many_workgroups: false,
         };
         let cancel = AtomicBool::new(false);
         let mut first = None;

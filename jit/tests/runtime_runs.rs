@@ -409,3 +409,67 @@ fn every_workgroup_of_a_run_starts_with_zeroed_shared_memory_full_fuel_and_live_
         }
     }
 }
+
+/// A short kernel without a loop, barrier or shared memory, so the JIT's
+/// entry runs the rest of an SM's run of workgroups in one call and counts
+/// their ids itself: every thread writes its workgroup's id and its global
+/// ids.
+const IDS: &str = "
+buffer @out[0]: u32
+kernel @main {
+  %index = local_index
+  %wx = workgroup_id.x
+  %wy = workgroup_id.y
+  %wz = workgroup_id.z
+  %nx = num_workgroups.x
+  %ny = num_workgroups.y
+  %plane = mul %nx, %ny
+  %zpart = mul %wz, %plane
+  %ypart = mul %wy, %nx
+  %rows = add %zpart, %ypart
+  %group = add %rows, %wx
+  %size = mul %group, 64
+  %gx = global_id.x
+  %gy = global_id.y
+  %packed_x = shl %gx, 12
+  %packed = or %packed_x, %gy
+  %slot = add %size, %index
+  %addr = shl %slot, 2
+  %tagged = shl %wz, 28
+  %value = or %packed, %tagged
+  store.u32 @out, %addr, %value
+}";
+
+#[test]
+fn ids_counted_by_the_entry_across_rows_and_planes_of_the_grid_match_the_interpreter() {
+    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
+    // Whole and partial warps, one and several warps per workgroup, grids
+    // whose rows and planes end inside a run.
+    let shapes = [
+        ([5, 3, 2], [64, 1, 1]),
+        ([3, 4, 3], [48, 1, 1]),
+        ([7, 2, 2], [16, 2, 1]),
+        ([1, 9, 2], [8, 2, 4]),
+    ];
+    for sms in [1, 2] {
+        let on_jit = runtime_on(jit(), sms, 64);
+        for (grid, workgroup) in shapes {
+            let mut outputs = Vec::new();
+            for runtime in [&on_jit, &reference] {
+                let kernel = kernel(runtime, IDS);
+                let groups = grid.iter().product::<u32>();
+                let mut buffers = vec![zeros_u32(u64::from(groups * 64))];
+                run(runtime, &kernel, grid, workgroup, &[], &mut buffers);
+                outputs.push(buffers[0].to_vec::<u32>());
+            }
+            assert_eq!(
+                outputs[0], outputs[1],
+                "grid {grid:?} workgroup {workgroup:?}, {sms} SMs"
+            );
+            assert!(
+                outputs[1].iter().any(|&v| v >> 28 == 1),
+                "the last plane is written"
+            );
+        }
+    }
+}

@@ -309,12 +309,12 @@ fn builtin<'ctx>(fl: &FnLowering<'ctx, '_>, b: Builtin) -> Result<V<'ctx>, JitEr
     let local_id = |d: Dim| local_id(fl, d);
     Ok(match b {
         Builtin::GlobalId(d) => {
-            let wg = group_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?;
+            let wg = e.splat(fl.workgroup_id[d.index()].into())?;
             let base = e.b.build_int_mul(wg, size(d)?, "")?;
             e.b.build_int_add(base, local_id(d)?, "")?
         }
         Builtin::LocalId(d) => local_id(d)?,
-        Builtin::WorkgroupId(d) => group_u32(fl, offsets::WORKGROUP_ID + 4 * d.index() as u64)?,
+        Builtin::WorkgroupId(d) => e.splat(fl.workgroup_id[d.index()].into())?,
         Builtin::NumWorkgroups(d) => group_u32(fl, offsets::NUM_WORKGROUPS + 4 * d.index() as u64)?,
         Builtin::WorkgroupSize(d) => size(d)?,
         Builtin::LocalIndex => local_index()?,

@@ -269,21 +269,30 @@ fn warp_entry<'ctx>(
         stopped: done,
         workgroup_id: [e.i32().const_zero(); 3],
     };
-    if runs == WarpsPerCall::AllOfEachWorkgroup {
-        many_workgroups(&mut loop_, &mut exits)?;
-    } else {
+    // Read where each warp loop starts, so the code generator can fold
+    // the loads into their uses.
+    let load_id = |loop_: &mut WarpLoop<'ctx, '_>| -> Result<(), JitError> {
         for d in 0..3 {
             loop_.workgroup_id[d] = e
                 .load_invariant(contexts, id_at(d as u64), e.i32().into(), 4)?
                 .into_int_value();
         }
+        Ok(())
+    };
+    if runs == WarpsPerCall::AllOfEachWorkgroup {
+        many_workgroups(&mut loop_, &mut exits)?;
+    } else {
         match phases {
-            None => loop_.emit(None, &mut exits)?,
+            None => {
+                load_id(&mut loop_)?;
+                loop_.emit(None, &mut exits)?
+            }
             Some(n) => {
                 let phase = e
                     .load_field(contexts, offsets::PHASE, e.i32().into(), 4)?
                     .into_int_value();
                 if runs == WarpsPerCall::One {
+                    load_id(&mut loop_)?;
                     loop_.emit(Some(phase), &mut exits)?;
                 } else {
                     let blocks: Vec<_> = (0..n)
@@ -295,6 +304,7 @@ fn warp_entry<'ctx>(
                     for (i, bb) in blocks.into_iter().enumerate() {
                         b.position_at_end(bb);
                         let constant = e.i32().const_int(i as u64, false);
+                        load_id(&mut loop_)?;
                         loop_.emit(Some(constant), &mut exits)?;
                     }
                 }

@@ -241,8 +241,12 @@ impl Layout {
             .collect();
         let workgroup = *rng::pick(rng, &fitting);
         let max_groups = cfg.max_workgroups.max(1);
-        let gx = rng.between(1, u64::from(max_groups.min(3))) as u32;
-        let gy = rng.between(1, u64::from((max_groups / gx).clamp(1, 2))) as u32;
+        // Up to 3 x 2 for the small grids of the defaults; a larger limit
+        // gives up to a quarter of it in x and an eighth in y.
+        let gx_max = max_groups.min(3).max(max_groups / 4);
+        let gx = rng.between(1, u64::from(gx_max)) as u32;
+        let gy_max = (max_groups / gx).clamp(1, (max_groups / 8).max(2));
+        let gy = rng.between(1, u64::from(gy_max)) as u32;
         let grid = [gx, gy, 1];
         let wg_size = workgroup.iter().product::<u32>();
         let warps_per_wg = wg_size.div_ceil(32);

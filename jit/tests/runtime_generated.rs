@@ -79,3 +79,61 @@ fn generated_programs_match_the_interpreter_on_the_jit_backend() {
         );
     }
 }
+
+/// Short generated programs with nothing between workgroups but a new id
+/// (no loop, barrier, shared memory, `kill`, `demote` or function), on
+/// grids of up to 32 workgroups: about a third of them are short enough
+/// for the JIT's entry to run many workgroups per call
+/// (`KernelPlan::many_workgroups`), and all must give the interpreter's
+/// results, faults included.
+#[test]
+fn short_generated_programs_run_many_workgroups_per_call_as_the_interpreter_does() {
+    let cfg = warpjit_ir::generate::GenConfig {
+        max_stmts: 3,
+        max_functions: 0,
+        // Runs of several workgroups: an SM claims a quarter of its share.
+        max_workgroups: 32,
+        features: warpjit_ir::generate::Features {
+            loops: false,
+            barriers: false,
+            shared: false,
+            kill: false,
+            demote: false,
+            ..machine_independent_programs().features
+        },
+        ..machine_independent_programs()
+    };
+    let cases = std::env::var("WARPJIT_PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(CASES)
+        * 4;
+    let runtimes: Vec<Runtime> = [0, 2]
+        .iter()
+        .flat_map(|&opt_level| {
+            let backend = Arc::new(JitBackend::new(JitOptions {
+                opt_level,
+                ..JitOptions::default()
+            }));
+            [(1, 4), (2, 64)].map(|(sms, slots)| runtime_on(backend.clone(), sms, slots))
+        })
+        .collect();
+    let (mut runs, mut faulting) = (0, 0);
+    for seed in 0..cases {
+        let case = generate_case(&mut SplitMix64::new(seed), &cfg);
+        let expected = interpret_case(&case, seed);
+        if case.grid.iter().product::<u32>() >= 8 {
+            runs += 1;
+        }
+        if !expected.result.faults.is_empty() {
+            faulting += 1;
+        }
+        for runtime in &runtimes {
+            launch_matches(runtime, &case, &expected, &case_on(seed, runtime));
+        }
+    }
+    if cases >= 4 * CASES {
+        assert!(runs > 50, "only {runs} cases with 8 workgroups or more");
+        assert!(faulting > 5, "only {faulting} cases faulted");
+    }
+}

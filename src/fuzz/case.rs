@@ -56,9 +56,13 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
     ] {
         *flag = rng.chance(75);
     }
-    let cfg = GenConfig {
-        features,
-        ..GenConfig::default()
+    let cfg = if rng.chance(12) {
+        short_kernels(features)
+    } else {
+        GenConfig {
+            features,
+            ..GenConfig::default()
+        }
     };
     let generated = generate_case(&mut rng, &cfg);
     let module = VerifiedModule::new(generated.module).map_err(|d| {
@@ -84,6 +88,27 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
         },
         machines,
     })
+}
+
+/// Some cases are kernels short enough, and with nothing between
+/// workgroups but a new id, for the JIT to run many workgroups per call
+/// (`KernelPlan::many_workgroups`), on grids large enough for runs of
+/// several workgroups.
+fn short_kernels(features: Features) -> GenConfig {
+    GenConfig {
+        max_stmts: 3,
+        max_functions: 0,
+        max_workgroups: 32,
+        features: Features {
+            loops: false,
+            barriers: false,
+            shared: false,
+            kill: false,
+            demote: false,
+            ..features
+        },
+        ..GenConfig::default()
+    }
 }
 
 /// A difference between an engine and the reference.

@@ -172,13 +172,15 @@ pub mod offsets {
 /// reads what they share (params, buffers, shared memories, workgroup id,
 /// size and count, SM fields) from the first.
 ///
-/// The entry of a kernel whose plan is `batched` runs up to `workgroups`
-/// consecutive workgroups on the same contexts (x fastest, as the runtime
-/// counts them), the first with the id the first context holds. It
-/// returns the number of warps it ran in all, stops early as above and
-/// also between two workgroups when the launch is cancelled, and leaves
-/// the id of the workgroup it ended in in the first context. Other entries
-/// run one workgroup whatever `workgroups` says.
+/// The entry of a kernel whose plan has `many_workgroups` runs up to
+/// `workgroups` consecutive workgroups on the same contexts (x fastest, as
+/// the runtime counts them), every phase of each, the first with the id
+/// the first context holds. It returns the number of warps it ran in all
+/// (for the last workgroup, those of the phase it ended in), stops early as
+/// above and also between two workgroups when the launch is cancelled, and
+/// leaves the id of the workgroup and the phase it ended in in the first
+/// context. With `workgroups` 0 it runs the phase of the first context
+/// only, as every other entry does whatever `workgroups` says.
 pub type KernelFn =
     unsafe extern "C" fn(contexts: *mut WarpContext, count: u64, workgroups: u64) -> u64;
 

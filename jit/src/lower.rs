@@ -169,7 +169,16 @@ pub fn lower_module<'ctx>(
         } else {
             runs
         };
-        let entry = warp_entry(&e, &name, funcs[id.0 as usize], whole_warps, runs, phases)?;
+        let shared: Vec<u32> = module.shared.iter().map(|d| d.size).collect();
+        let entry = warp_entry(
+            &e,
+            &name,
+            funcs[id.0 as usize],
+            whole_warps,
+            runs,
+            phases,
+            &shared,
+        )?;
         for a in attrs {
             entry.add_attribute(AttributeLoc::Function, a);
         }
@@ -236,6 +245,7 @@ fn warp_entry<'ctx>(
     whole_warps: bool,
     runs: WarpsPerCall,
     phases: Option<usize>,
+    shared: &[u32],
 ) -> Result<FunctionValue<'ctx>, JitError> {
     let cx = e.cx;
     let b = &e.b;
@@ -280,7 +290,7 @@ fn warp_entry<'ctx>(
         Ok(())
     };
     if runs == WarpsPerCall::AllOfEachWorkgroup {
-        many_workgroups(&mut loop_, &mut exits)?;
+        many_workgroups(&mut loop_, phases, shared, &mut exits)?;
     } else {
         match phases {
             None => {
@@ -323,14 +333,19 @@ fn warp_entry<'ctx>(
 
 /// Ends the current block of an entry with a loop over up to `workgroups`
 /// consecutive workgroups (the entry's third parameter), each running the
-/// warp loop with the workgroup's id in registers: the next id is counted
-/// up x fastest as the runtime does, and the call stops after a warp that
-/// faulted or ran out of fuel, or between workgroups when the launch is
-/// cancelled. Before returning it stores the id of the workgroup it ended
-/// in into the first context, where the runtime looks for it. Adds its
-/// exits (warps run in all) to `exits`.
+/// warp loop of each of its `phases` in turn with the workgroup's id in
+/// registers. Between two workgroups it zeroes the `shared` memories (their
+/// sizes) and counts the id up, x fastest, as the runtime does. The call
+/// stops after a warp that faulted or ran out of fuel, or between
+/// workgroups when the launch is cancelled. Before returning it stores the
+/// id of the workgroup it ended in into the first context, and the phase
+/// it ended in into its `phase` field, where the runtime looks for them.
+/// Adds its exit (warps run in all, those of the phase it ended in for the
+/// last workgroup) to `exits`.
 fn many_workgroups<'ctx>(
     loop_: &mut WarpLoop<'ctx, '_>,
+    phases: Option<usize>,
+    shared: &[u32],
     exits: &mut Vec<(IntValue<'ctx>, BasicBlock<'ctx>)>,
 ) -> Result<(), JitError> {
     let e = loop_.e;
@@ -351,7 +366,23 @@ fn many_workgroups<'ctx>(
     let grid_at = |d: u64| offsets::NUM_WORKGROUPS + 4 * d;
     let grid_x = e.load_invariant(contexts, grid_at(0), i32t.into(), 4)?;
     let grid_y = e.load_invariant(contexts, grid_at(1), i32t.into(), 4)?;
+    let count = phases.unwrap_or(1);
+    // Called with no workgroups, the entry runs only the phase in the first
+    // context, for these contexts: the rest of a workgroup's warps after
+    // one that stopped, as the runtime calls other entries.
+    let single = b.build_int_compare(IntPredicate::EQ, workgroups, i64t.const_zero(), "single")?;
+    let start_phase = match phases {
+        Some(_) => {
+            let asked = e.load_field(contexts, offsets::PHASE, i32t.into(), 4)?;
+            b.build_select(single, asked.into_int_value(), i32t.const_zero(), "")?
+                .into_int_value()
+        }
+        None => i32t.const_zero(),
+    };
     let group = cx.append_basic_block(loop_.entry, "workgroup");
+    let phase_blocks: Vec<_> = (0..count)
+        .map(|p| cx.append_basic_block(loop_.entry, &format!("phase{p}")))
+        .collect();
     let after = cx.append_basic_block(loop_.entry, "workgroup.end");
     let next = cx.append_basic_block(loop_.entry, "workgroup.next");
     let leave = cx.append_basic_block(loop_.entry, "workgroup.leave");
@@ -365,19 +396,49 @@ fn many_workgroups<'ctx>(
         b.build_phi(i32t, "workgroup.y")?,
         b.build_phi(i32t, "workgroup.z")?,
     ];
+    let first_phase = b.build_phi(i32t, "workgroup.first.phase")?;
     let id = id_phis.map(|p| p.as_basic_value().into_int_value());
     let index_value = index.as_basic_value().into_int_value();
+    let cases: Vec<_> = phase_blocks
+        .iter()
+        .enumerate()
+        .map(|(p, bb)| (i32t.const_int(p as u64, false), *bb))
+        .collect();
+    b.build_switch(
+        first_phase.as_basic_value().into_int_value(),
+        phase_blocks[0],
+        &cases,
+    )?;
     loop_.workgroup_id = id;
-    loop_.done = after;
     loop_.stopped = leave;
-    let mut warp_exits = Vec::new();
-    loop_.emit(None, &mut warp_exits)?;
+    // (warps run, its block, the phase) of each branch after a warp that
+    // stopped, and of each phase's end in a call for one phase.
+    let mut stops = Vec::new();
+    for (p, &block) in phase_blocks.iter().enumerate() {
+        b.position_at_end(block);
+        let phase = phases.map(|_| i32t.const_int(p as u64, false));
+        let end = cx.append_basic_block(loop_.entry, &format!("phase{p}.end"));
+        loop_.done = end;
+        let mut warp_exits = Vec::new();
+        loop_.emit(phase, &mut warp_exits)?;
+        // The loop's first exit is the one after a warp that stopped.
+        let (ran, stop_block) = *warp_exits
+            .first()
+            .ok_or_else(|| JitError::Internal("a warp loop without exits".into()))?;
+        stops.push((ran, stop_block, p));
+        b.position_at_end(end);
+        match phase_blocks.get(p + 1) {
+            Some(&later) => {
+                b.build_conditional_branch(single, leave, later)?;
+                stops.push((loop_.count, end, p));
+            }
+            None => {
+                b.build_unconditional_branch(after)?;
+            }
+        }
+    }
     loop_.done = outer_done;
     loop_.stopped = outer_done;
-    // The loop's first exit is the one after a warp that stopped.
-    let (stop_ran, stop_block) = *warp_exits
-        .first()
-        .ok_or_else(|| JitError::Internal("a warp loop without exits".into()))?;
 
     // Every warp of this workgroup ran.
     b.position_at_end(after);
@@ -387,8 +448,22 @@ fn many_workgroups<'ctx>(
     let leave_now = b.build_or(last, cancelled, "")?;
     b.build_conditional_branch(leave_now, leave, next)?;
 
-    // The next id, x fastest.
+    // The next workgroup starts with zeroed shared memory, as the runtime
+    // leaves it before a call.
     b.position_at_end(next);
+    let ptr_t = cx.ptr_type(Default::default());
+    for (i, &size) in shared.iter().enumerate() {
+        let spans = e
+            .load_invariant(contexts, offsets::SHARED, ptr_t.into(), 8)?
+            .into_pointer_value();
+        let at = i as u64 * offsets::SPAN_SIZE;
+        let base = e
+            .load_invariant(spans, at, ptr_t.into(), 8)?
+            .into_pointer_value();
+        let bytes = i64t.const_int(u64::from(size), false);
+        b.build_memset(base, 8, cx.i8_type().const_zero(), bytes)?;
+    }
+    // The next id, x fastest.
     let one = i32t.const_int(1, false);
     let x1 = b.build_int_add(id[0], one, "")?;
     let y1 = b.build_int_add(id[1], one, "")?;
@@ -411,15 +486,28 @@ fn many_workgroups<'ctx>(
     for (d, (phi, n)) in id_phis.iter().zip([nx, ny, nz]).enumerate() {
         phi.add_incoming(&[(&first_id[d], before), (&n, next)]);
     }
+    first_phase.add_incoming(&[(&start_phase, before), (&i32t.const_zero(), next)]);
 
-    // Warps run: those of the earlier workgroups and this one's.
+    // Warps run: those of the earlier workgroups and this one's in the
+    // phase it ended in.
     b.position_at_end(leave);
     let ran = b.build_phi(i64t, "workgroup.ran")?;
-    ran.add_incoming(&[(&stop_ran, stop_block), (&loop_.count, after)]);
+    let phase = b.build_phi(i32t, "workgroup.phase")?;
+    for &(stop_ran, block, p) in &stops {
+        let p = i32t.const_int(p as u64, false);
+        ran.add_incoming(&[(&stop_ran, block)]);
+        phase.add_incoming(&[(&p, block)]);
+    }
+    let last_phase = i32t.const_int(count as u64 - 1, false);
+    ran.add_incoming(&[(&loop_.count, after)]);
+    phase.add_incoming(&[(&last_phase, after)]);
     let earlier = b.build_int_mul(index_value, loop_.count, "")?;
     let total = b.build_int_add(earlier, ran.as_basic_value().into_int_value(), "warps")?;
     for (d, v) in id.iter().enumerate() {
         e.store_field(contexts, id_at(d as u64), (*v).into(), 4)?;
+    }
+    if phases.is_some() {
+        e.store_field(contexts, offsets::PHASE, phase.as_basic_value(), 4)?;
     }
     b.build_unconditional_branch(outer_done)?;
     exits.push((total, leave));

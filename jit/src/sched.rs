@@ -46,11 +46,12 @@ pub(crate) struct KernelPlan {
     /// The warp fields compiled code of the module can change, which a
     /// warp's context must have reset before it runs another workgroup.
     pub rewrites: WarpRewrites,
-    /// The entry runs consecutive workgroups in one call (`KernelFn`):
-    /// nothing has to happen between two workgroups but a new id, as no
-    /// barrier, shared memory or rewritten warp field is involved, and the
-    /// kernel has no loop, so its warps are short and a call per workgroup
-    /// would be a large part of their time.
+    /// The entry runs consecutive workgroups in one call (`KernelFn`), all
+    /// phases of each: nothing has to happen between two workgroups but a
+    /// new id and zeroed shared memory (which the entry does), as no
+    /// rewritten warp field or coroutine is involved, and the kernel has no
+    /// loop and few instructions, so a call per workgroup would be a large
+    /// part of its time.
     pub many_workgroups: bool,
 }
 
@@ -138,12 +139,6 @@ impl KernelPlan {
             rewrites: WarpRewrites::of(module),
             many_workgroups: false,
         };
-        // No rewritten field also means no loop (loops spend fuel).
-        plan.many_workgroups = !uses_barrier
-            && !plan.rewrites.any()
-            && module.shared.is_empty()
-            && needs.insts <= SHORT_KERNEL
-            && bytes <= THREAD_STACK_BUDGET;
         // Phases run on the thread's own stack.
         let layout = if uses_barrier && bytes <= THREAD_STACK_BUDGET {
             split(module, kernel, &memo)
@@ -154,6 +149,11 @@ impl KernelPlan {
             plan.phases = layout.phases.len() as u32;
             plan.phase_bytes = layout.bytes;
         }
+        // No rewritten field also means no loop (loops spend fuel).
+        plan.many_workgroups = (!uses_barrier || plan.phases > 0)
+            && !plan.rewrites.any()
+            && needs.insts <= SHORT_KERNEL
+            && bytes <= THREAD_STACK_BUDGET;
         (plan, layout)
     }
 
@@ -194,10 +194,10 @@ struct Needs {
 }
 
 /// Instructions (see [`Needs::insts`]) a kernel without loops may have for
-/// its entry to run several workgroups per call: W3's warp-sum kernel has
-/// 17 and its calls were 12-15% of its time; the loop over workgroups costs
-/// every kernel about 1.5 ms more to compile, which a kernel with more
-/// work per warp would not win back.
+/// its entry to run several workgroups per call. The loop over workgroups
+/// costs a kernel 1.3-2.5 ms more to compile; W3's warp sum (17) won
+/// 10-15% with it, W4's scan (45) only 3-4% on one SM and nothing on two
+/// (`docs/benchmarks.md`), W8 (58) about 2%.
 const SHORT_KERNEL: u64 = 32;
 
 /// [`Needs`] of function `f`.
@@ -561,7 +561,6 @@ pub(crate) unsafe fn run_loop(
     };
     let phased = plan.phases > 0;
     let phases = plan.phases.max(1);
-    let many = plan.many_workgroups && arena.is_empty();
     with_phase_state(plan, contexts, |contexts| {
         let warps = contexts.len() as u64;
         let mut done = 0;
@@ -583,37 +582,57 @@ pub(crate) unsafe fn run_loop(
                 }
             }
             let mut first = None;
-            for phase in 0..phases {
+            // Where this workgroup's warps go on: the phase and the warp.
+            let (mut phase, mut start) = (0, 0);
+            if plan.many_workgroups {
+                let workgroups = count - done;
+                // SAFETY: as below.
+                let ran = unsafe { entry(contexts.as_mut_ptr(), warps, workgroups) }.max(1);
+                // The workgroups before the one the call ended in are
+                // done; the first context holds that one's id and the
+                // phase it ended in, `ran` the warps run in all.
+                let before = ((ran - 1) / warps).min(workgroups - 1);
+                done += before;
+                id = contexts[0].workgroup_id;
+                let index = (ran - before * warps).clamp(1, warps) as usize - 1;
+                let ended_in = if phased { contexts[0].phase } else { 0 };
+                let ctx = &contexts[index];
+                let finished =
+                    !stopped(ctx) && index + 1 == contexts.len() && ended_in + 1 == phases;
+                note_fault(ctx, index, &mut first);
+                if let Err(stop) = check(ctx, index, cancel) {
+                    return LoopOutcome {
+                        done,
+                        stop: Some(stop),
+                        first_faulting: first,
+                    };
+                }
+                if finished {
+                    done += 1;
+                    continue;
+                }
+                (phase, start) = (ended_in, index + 1);
+            }
+            while phase < phases {
                 if phased {
                     for ctx in contexts.iter_mut() {
                         ctx.phase = phase;
                     }
                 }
-                let mut start = 0;
                 while start < contexts.len() {
                     if start > 0 {
                         // After a faulting warp: the call's first context.
                         set_workgroup_id(&mut contexts[start], id);
                     }
                     let rest = &mut contexts[start..];
-                    let rest_len = rest.len();
-                    let workgroups = if many && start == 0 { count - done } else { 1 };
                     // SAFETY: as promised by the caller; `scheduler` is
                     // null, so a barrier (reachable only in a one-warp
                     // workgroup here) returns at once, which is its meaning
                     // when the warp is the only one. The entry returns
                     // after a warp that faulted or ran out of fuel.
-                    let mut ran =
-                        unsafe { entry(rest.as_mut_ptr(), rest_len as u64, workgroups) }.max(1);
-                    if workgroups > 1 {
-                        // The workgroups before the one the call ended in
-                        // are done; the first context holds that one's id.
-                        let before = ((ran - 1) / warps).min(workgroups - 1);
-                        done += before;
-                        ran -= before * warps;
-                        id = contexts[0].workgroup_id;
-                    }
-                    let index = start + (ran as usize).clamp(1, rest_len) - 1;
+                    // No workgroups: the phase of the first context only.
+                    let ran = unsafe { entry(rest.as_mut_ptr(), rest.len() as u64, 0) };
+                    let index = start + (ran as usize).clamp(1, rest.len()) - 1;
                     let ctx = &contexts[index];
                     note_fault(ctx, index, &mut first);
                     if let Err(stop) = check(ctx, index, cancel) {
@@ -625,6 +644,7 @@ pub(crate) unsafe fn run_loop(
                     }
                     start = index + 1;
                 }
+                (phase, start) = (phase + 1, 0);
             }
             if first.is_some() {
                 return LoopOutcome {
@@ -641,6 +661,11 @@ pub(crate) unsafe fn run_loop(
             first_faulting: None,
         }
     })
+}
+
+/// Whether the entry stopped after this warp: it faulted or ran out of fuel.
+fn stopped(ctx: &WarpContext) -> bool {
+    ctx.first_fault_kind != abi::FAULT_NONE || ctx.out_of_fuel != 0
 }
 
 /// A 64-byte aligned piece of phase state.
@@ -950,10 +975,13 @@ mod tests {
     }
 
     #[test]
-    fn only_short_kernels_with_nothing_between_workgroups_run_many_per_call() {
+    fn only_short_kernels_with_nothing_else_between_workgroups_run_many_per_call() {
         let short = "%a = global_id.x\n%b = shl %a, 2\nstore.u32 @out, %b, %a";
         assert!(plan_of(short).many_workgroups);
-        for between in ["barrier", "kill", "demote", "loop {\n  break\n}"] {
+        // Phases are run in turn by the entry.
+        assert!(plan_of(&format!("{short}\nbarrier\n%d = lane_id")).many_workgroups);
+        let coroutines = "%c = lane_id\n%t = cmp.eq %c, 0\nif %t {\n  barrier\n}";
+        for between in [coroutines, "kill", "demote", "loop {\n  break\n}"] {
             assert!(
                 !plan_of(&format!("{short}\n{between}")).many_workgroups,
                 "{between}"
@@ -963,12 +991,12 @@ mod tests {
             .map(|i| format!("%v{i} = lane_id\n"))
             .collect();
         assert!(!plan_of(&format!("{short}\n{long}")).many_workgroups);
-        // Shared memory is zeroed between workgroups.
+        // The entry zeroes shared memory between workgroups.
         let src = format!("buffer @out[0]: u32\nshared @s[64]\nkernel @main {{\n{short}\n}}\n");
         let module =
             VerifiedModule::new(warpjit_ir::text::parse(&src).expect("parses")).expect("verifies");
         let main = module.find_function("main").expect("@main");
-        assert!(!KernelPlan::of(&module, main).many_workgroups);
+        assert!(KernelPlan::of(&module, main).many_workgroups);
         // A callee's instructions count as if inlined, at each call.
         let callee: String = (0..SHORT_KERNEL / 2)
             .map(|i| format!("  %v{i} = lane_id\n"))

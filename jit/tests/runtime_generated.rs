@@ -81,8 +81,9 @@ fn generated_programs_match_the_interpreter_on_the_jit_backend() {
 }
 
 /// Short generated programs with nothing between workgroups but a new id
-/// (no loop, barrier, shared memory, `kill`, `demote` or function), on
-/// grids of up to 32 workgroups: about a third of them are short enough
+/// and zeroed shared memory (no loop, `kill`, `demote` or function; barriers
+/// only as statements of the kernel, split into phases), on grids of up to
+/// 32 workgroups: about a third of them are short enough
 /// for the JIT's entry to run many workgroups per call
 /// (`KernelPlan::many_workgroups`), and all must give the interpreter's
 /// results, faults included.
@@ -95,8 +96,6 @@ fn short_generated_programs_run_many_workgroups_per_call_as_the_interpreter_does
         max_workgroups: 32,
         features: warpjit_ir::generate::Features {
             loops: false,
-            barriers: false,
-            shared: false,
             kill: false,
             demote: false,
             ..machine_independent_programs().features

@@ -473,3 +473,58 @@ fn ids_counted_by_the_entry_across_rows_and_planes_of_the_grid_match_the_interpr
         }
     }
 }
+
+/// A short kernel with shared memory and a barrier (two phases), so the
+/// JIT's entry runs many workgroups per call, each phase in turn, and
+/// zeroes the shared memory between them: each warp first reads its slot
+/// (0 in every workgroup), adds its workgroup's id, and after the barrier
+/// every thread reads the slot of the next warp.
+const PHASES_AND_SHARED: &str = "
+buffer @out[0]: u32
+shared @slots[64]
+kernel @main workgroup(128) {
+  %local = local_index
+  %warp = shr.u %local, 5
+  %slot = shl %warp, 2
+  %old = load.u32 @slots, %slot
+  %wg = workgroup_id.x
+  %wy = workgroup_id.y
+  %tag = shl %wy, 8
+  %id = or %wg, %tag
+  %new = add %old, %id
+  store.u32 @slots, %slot, %new
+  barrier
+  %next = add %warp, 1
+  %wrapped = and %next, 3
+  %other = shl %wrapped, 2
+  %seen = load.u32 @slots, %other
+  %gid = global_id.x
+  %gy = global_id.y
+  %nx = num_workgroups.x
+  %row = mul %gy, %nx
+  %rows = mul %row, 128
+  %flat = add %rows, %gid
+  %addr = shl %flat, 2
+  store.u32 @out, %addr, %seen
+}";
+
+#[test]
+fn phases_and_zeroed_shared_memory_of_many_workgroups_per_call_match_the_interpreter() {
+    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
+    for sms in [1, 2] {
+        let on_jit = runtime_on(jit(), sms, 64);
+        for grid in [[40, 1, 1], [7, 6, 1]] {
+            let mut outputs = Vec::new();
+            for runtime in [&on_jit, &reference] {
+                let kernel = kernel(runtime, PHASES_AND_SHARED);
+                let groups = grid.iter().product::<u32>();
+                let mut buffers = vec![zeros_u32(u64::from(groups * 128))];
+                run(runtime, &kernel, grid, [128, 1, 1], &[], &mut buffers);
+                outputs.push(buffers[0].to_vec::<u32>());
+            }
+            assert_eq!(outputs[0], outputs[1], "grid {grid:?}, {sms} SMs");
+            let last = *outputs[1].last().expect("written");
+            assert_eq!(last, (grid[0] - 1) | ((grid[1] - 1) << 8));
+        }
+    }
+}

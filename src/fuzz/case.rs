@@ -91,7 +91,8 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
 }
 
 /// Some cases are kernels short enough, and with nothing between
-/// workgroups but a new id, for the JIT to run many workgroups per call
+/// workgroups but a new id and zeroed shared memory, for the JIT to run
+/// many workgroups per call
 /// (`KernelPlan::many_workgroups`), on grids large enough for runs of
 /// several workgroups.
 fn short_kernels(features: Features) -> GenConfig {
@@ -101,8 +102,6 @@ fn short_kernels(features: Features) -> GenConfig {
         max_workgroups: 32,
         features: Features {
             loops: false,
-            barriers: false,
-            shared: false,
             kill: false,
             demote: false,
             ..features

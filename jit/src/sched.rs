@@ -599,13 +599,8 @@ pub(crate) unsafe fn run_loop(
                 let ctx = &contexts[index];
                 let finished =
                     !stopped(ctx) && index + 1 == contexts.len() && ended_in + 1 == phases;
-                note_fault(ctx, index, &mut first);
-                if let Err(stop) = check(ctx, index, cancel) {
-                    return LoopOutcome {
-                        done,
-                        stop: Some(stop),
-                        first_faulting: first,
-                    };
+                if let Err(stop) = after_warp(ctx, index, cancel, &mut first) {
+                    return LoopOutcome::stopped(done, stop, first);
                 }
                 if finished {
                     done += 1;
@@ -633,14 +628,8 @@ pub(crate) unsafe fn run_loop(
                     // No workgroups: the phase of the first context only.
                     let ran = unsafe { entry(rest.as_mut_ptr(), rest.len() as u64, 0) };
                     let index = start + (ran as usize).clamp(1, rest.len()) - 1;
-                    let ctx = &contexts[index];
-                    note_fault(ctx, index, &mut first);
-                    if let Err(stop) = check(ctx, index, cancel) {
-                        return LoopOutcome {
-                            done,
-                            stop: Some(stop),
-                            first_faulting: first,
-                        };
+                    if let Err(stop) = after_warp(&contexts[index], index, cancel, &mut first) {
+                        return LoopOutcome::stopped(done, stop, first);
                     }
                     start = index + 1;
                 }
@@ -661,6 +650,30 @@ pub(crate) unsafe fn run_loop(
             first_faulting: None,
         }
     })
+}
+
+impl LoopOutcome {
+    /// `done` workgroups, then `stop` in the next.
+    fn stopped(done: u64, stop: Stop, first_faulting: Option<usize>) -> LoopOutcome {
+        LoopOutcome {
+            done,
+            stop: Some(stop),
+            first_faulting,
+        }
+    }
+}
+
+/// What the runtime does after the warp an entry's call ended with (warp
+/// `index` of its workgroup): notes its fault, and stops when it ran out
+/// of fuel or the launch was cancelled.
+fn after_warp(
+    ctx: &WarpContext,
+    index: usize,
+    cancel: &AtomicBool,
+    first: &mut Option<usize>,
+) -> Result<(), Stop> {
+    note_fault(ctx, index, first);
+    check(ctx, index, cancel)
 }
 
 /// Whether the entry stopped after this warp: it faulted or ran out of fuel.

@@ -595,17 +595,12 @@ pub(crate) unsafe fn run_loop(
                 done += before;
                 id = contexts[0].workgroup_id;
                 let index = (ran - before * warps).clamp(1, warps) as usize - 1;
-                let ended_in = if phased { contexts[0].phase } else { 0 };
-                let ctx = &contexts[index];
-                let finished =
-                    !stopped(ctx) && index + 1 == contexts.len() && ended_in + 1 == phases;
-                if let Err(stop) = after_warp(ctx, index, cancel, &mut first) {
+                if let Err(stop) = after_warp(&contexts[index], index, cancel, &mut first) {
                     return LoopOutcome::stopped(done, stop, first);
                 }
-                if finished {
-                    done += 1;
-                    continue;
-                }
+                // The rest of that workgroup (nothing when the call ran all
+                // of it).
+                let ended_in = if phased { contexts[0].phase } else { 0 };
                 (phase, start) = (ended_in, index + 1);
             }
             while phase < phases {
@@ -674,11 +669,6 @@ fn after_warp(
 ) -> Result<(), Stop> {
     note_fault(ctx, index, first);
     check(ctx, index, cancel)
-}
-
-/// Whether the entry stopped after this warp: it faulted or ran out of fuel.
-fn stopped(ctx: &WarpContext) -> bool {
-    ctx.first_fault_kind != abi::FAULT_NONE || ctx.out_of_fuel != 0
 }
 
 /// A 64-byte aligned piece of phase state.
@@ -777,7 +767,7 @@ fn warp_coroutine(stack: DefaultStack) -> Warp {
             // context that nothing else touches until the warp yields.
             unsafe {
                 (*job.ctx).scheduler = (yielder as *const WarpYielder).cast::<c_void>();
-                (job.entry)(job.ctx, 1, 1);
+                (job.entry)(job.ctx, 1, 0);
             }
             job = yielder.suspend(WarpEvent::Finished);
         }
@@ -979,11 +969,19 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    fn plan_of(body: &str) -> KernelPlan {
-        let src = format!("buffer @out[0]: u32\nkernel @main {{\n{body}\n}}\n");
-        let module = warpjit_ir::text::parse(&src).expect("parses");
+    /// The verified module of `src` and its `@main`.
+    fn parsed(src: &str) -> (VerifiedModule, FuncId) {
+        let module = warpjit_ir::text::parse(src).expect("parses");
         let module = VerifiedModule::new(module).expect("verifies");
         let main = module.find_function("main").expect("@main");
+        (module, main)
+    }
+
+    /// The plan of a module of `buffer @out` and a kernel of `body`.
+    fn plan_of(body: &str) -> KernelPlan {
+        let (module, main) = parsed(&format!(
+            "buffer @out[0]: u32\nkernel @main {{\n{body}\n}}\n"
+        ));
         KernelPlan::of(&module, main)
     }
 
@@ -1005,30 +1003,24 @@ mod tests {
             .collect();
         assert!(!plan_of(&format!("{short}\n{long}")).many_workgroups);
         // The entry zeroes shared memory between workgroups.
-        let src = format!("buffer @out[0]: u32\nshared @s[64]\nkernel @main {{\n{short}\n}}\n");
-        let module =
-            VerifiedModule::new(warpjit_ir::text::parse(&src).expect("parses")).expect("verifies");
-        let main = module.find_function("main").expect("@main");
+        let (module, main) = parsed(&format!(
+            "buffer @out[0]: u32\nshared @s[64]\nkernel @main {{\n{short}\n}}\n"
+        ));
         assert!(KernelPlan::of(&module, main).many_workgroups);
         // A callee's instructions count as if inlined, at each call.
         let callee: String = (0..SHORT_KERNEL / 2)
             .map(|i| format!("  %v{i} = lane_id\n"))
             .collect();
-        let src = format!(
+        let (module, main) = parsed(&format!(
             "buffer @out[0]: u32\nfunc @f() {{\n{callee}}}\nkernel @main {{\n  call @f()\n  call @f()\n}}\n"
-        );
-        let module =
-            VerifiedModule::new(warpjit_ir::text::parse(&src).expect("parses")).expect("verifies");
-        let main = module.find_function("main").expect("@main");
+        ));
         assert!(!KernelPlan::of(&module, main).many_workgroups);
     }
 
     #[test]
     fn an_entry_given_many_workgroups_counts_their_ids_and_stops_when_cancelled() {
-        let src = "buffer @out[0]: u32\nkernel @main workgroup(64) {\n  %a = global_id.x\n}\n";
-        let module =
-            VerifiedModule::new(warpjit_ir::text::parse(src).expect("parses")).expect("verifies");
-        let main = module.find_function("main").expect("@main");
+        let (module, main) =
+            parsed("buffer @out[0]: u32\nkernel @main workgroup(64) {\n  %a = global_id.x\n}\n");
         assert!(KernelPlan::of(&module, main).many_workgroups);
         let options = crate::JitOptions::default().for_workgroup([64, 1, 1]);
         let compiled = crate::compile(&module, &options).expect("compiles");
@@ -1075,10 +1067,8 @@ mod tests {
         assert_eq!(kill.rewrites, w(true, false, false));
         assert_eq!(demote.rewrites, w(false, true, false));
         // In a function the kernel calls.
-        let src = "buffer @out[0]: u32\nfunc @f() {\n  kill\n}\nkernel @main {\n  call @f()\n}\n";
-        let module =
-            VerifiedModule::new(warpjit_ir::text::parse(src).expect("parses")).expect("verifies");
-        let main = module.find_function("main").expect("@main");
+        let (module, main) =
+            parsed("buffer @out[0]: u32\nfunc @f() {\n  kill\n}\nkernel @main {\n  call @f()\n}\n");
         assert_eq!(
             KernelPlan::of(&module, main).rewrites,
             w(true, false, false)

@@ -266,7 +266,6 @@ fn warp_entry<'ctx>(
     let mut exits = vec![(zero, start)];
 
     b.position_at_end(first);
-    let id_at = |d: u64| offsets::WORKGROUP_ID + 4 * d;
     let mut loop_ = WarpLoop {
         e,
         entry,
@@ -284,7 +283,7 @@ fn warp_entry<'ctx>(
     let load_id = |loop_: &mut WarpLoop<'ctx, '_>| -> Result<(), JitError> {
         for d in 0..3 {
             loop_.workgroup_id[d] = e
-                .load_invariant(contexts, id_at(d as u64), e.i32().into(), 4)?
+                .load_invariant(contexts, id_offset(d), e.i32().into(), 4)?
                 .into_int_value();
         }
         Ok(())
@@ -352,7 +351,6 @@ fn many_workgroups<'ctx>(
     let (cx, b, i32t, i64t) = (e.cx, &e.b, e.i32(), e.i64());
     let contexts = loop_.contexts;
     let workgroups = nth_param(loop_.entry, 2)?.into_int_value();
-    let id_at = |d: u64| offsets::WORKGROUP_ID + 4 * d;
     let before = b
         .get_insert_block()
         .ok_or_else(|| JitError::Internal("workgroup loop outside a block".into()))?;
@@ -360,7 +358,7 @@ fn many_workgroups<'ctx>(
     let mut first_id = [i32t.const_zero(); 3];
     for (d, id) in first_id.iter_mut().enumerate() {
         *id = e
-            .load_field(contexts, id_at(d as u64), i32t.into(), 4)?
+            .load_field(contexts, id_offset(d), i32t.into(), 4)?
             .into_int_value();
     }
     let grid_at = |d: u64| offsets::NUM_WORKGROUPS + 4 * d;
@@ -451,15 +449,8 @@ fn many_workgroups<'ctx>(
     // The next workgroup starts with zeroed shared memory, as the runtime
     // leaves it before a call.
     b.position_at_end(next);
-    let ptr_t = cx.ptr_type(Default::default());
     for (i, &size) in shared.iter().enumerate() {
-        let spans = e
-            .load_invariant(contexts, offsets::SHARED, ptr_t.into(), 8)?
-            .into_pointer_value();
-        let at = i as u64 * offsets::SPAN_SIZE;
-        let base = e
-            .load_invariant(spans, at, ptr_t.into(), 8)?
-            .into_pointer_value();
+        let (base, _) = memory::span_fields(e, contexts, offsets::SHARED, i as u32)?;
         let bytes = i64t.const_int(u64::from(size), false);
         b.build_memset(base, 8, cx.i8_type().const_zero(), bytes)?;
     }
@@ -492,26 +483,31 @@ fn many_workgroups<'ctx>(
     // phase it ended in.
     b.position_at_end(leave);
     let ran = b.build_phi(i64t, "workgroup.ran")?;
-    let phase = b.build_phi(i32t, "workgroup.phase")?;
-    for &(stop_ran, block, p) in &stops {
-        let p = i32t.const_int(p as u64, false);
+    for &(stop_ran, block, _) in &stops {
         ran.add_incoming(&[(&stop_ran, block)]);
-        phase.add_incoming(&[(&p, block)]);
     }
-    let last_phase = i32t.const_int(count as u64 - 1, false);
     ran.add_incoming(&[(&loop_.count, after)]);
-    phase.add_incoming(&[(&last_phase, after)]);
+    if phases.is_some() {
+        let phase = b.build_phi(i32t, "workgroup.phase")?;
+        for &(_, block, p) in &stops {
+            phase.add_incoming(&[(&i32t.const_int(p as u64, false), block)]);
+        }
+        phase.add_incoming(&[(&i32t.const_int(count as u64 - 1, false), after)]);
+        e.store_field(contexts, offsets::PHASE, phase.as_basic_value(), 4)?;
+    }
     let earlier = b.build_int_mul(index_value, loop_.count, "")?;
     let total = b.build_int_add(earlier, ran.as_basic_value().into_int_value(), "warps")?;
     for (d, v) in id.iter().enumerate() {
-        e.store_field(contexts, id_at(d as u64), (*v).into(), 4)?;
-    }
-    if phases.is_some() {
-        e.store_field(contexts, offsets::PHASE, phase.as_basic_value(), 4)?;
+        e.store_field(contexts, id_offset(d), (*v).into(), 4)?;
     }
     b.build_unconditional_branch(outer_done)?;
     exits.push((total, leave));
     Ok(())
+}
+
+/// The offset of the workgroup id's component `d` in a warp context.
+fn id_offset(d: usize) -> u64 {
+    offsets::WORKGROUP_ID + 4 * d as u64
 }
 
 /// What a kernel entry's loop over its warps needs (see [`warp_entry`]).

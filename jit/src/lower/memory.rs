@@ -61,9 +61,31 @@ pub(super) struct Span<'ctx> {
     lane_stride: u64,
 }
 
+/// The base and byte length of memory `index` in the span table at offset
+/// `table` (`offsets::BUFFERS` or `offsets::SHARED`) of the context at
+/// `group`.
+pub(super) fn span_fields<'ctx>(
+    e: &Emit<'ctx, '_>,
+    group: PointerValue<'ctx>,
+    table: u64,
+    index: u32,
+) -> Result<(PointerValue<'ctx>, IntValue<'ctx>), JitError> {
+    let ptr_t = e.cx.ptr_type(Default::default());
+    let at = u64::from(index) * offsets::SPAN_SIZE;
+    let spans = e
+        .load_invariant(group, table, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let base = e
+        .load_invariant(spans, at, ptr_t.into(), 8)?
+        .into_pointer_value();
+    let len = e
+        .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
+        .into_int_value();
+    Ok((base, len))
+}
+
 pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<'ctx>, JitError> {
     let e = fl.e;
-    let ptr_t = e.cx.ptr_type(Default::default());
     let (table, index, space) = match mem {
         MemRef::Buffer(b) => (offsets::BUFFERS, b, abi::SPACE_BUFFER),
         MemRef::Shared(s) => (offsets::SHARED, s, abi::SPACE_SHARED),
@@ -83,19 +105,7 @@ pub(super) fn span<'ctx>(fl: &FnLowering<'ctx, '_>, mem: MemRef) -> Result<Span<
     };
     // Loaded where the function starts, so they run unconditionally and
     // LLVM can hoist them out of a loop over a workgroup's warps.
-    let at = u64::from(index) * offsets::SPAN_SIZE;
-    let (base, len) = e.at_entry(|| {
-        let spans = e
-            .load_invariant(fl.group, table, ptr_t.into(), 8)?
-            .into_pointer_value();
-        let base = e
-            .load_invariant(spans, at, ptr_t.into(), 8)?
-            .into_pointer_value();
-        let len = e
-            .load_invariant(spans, at + offsets::SPAN_LEN, e.i64().into(), 8)?
-            .into_int_value();
-        Ok((base, len))
-    })?;
+    let (base, len) = e.at_entry(|| span_fields(e, fl.group, table, index))?;
     let len = match mem {
         // Every workgroup's shared array has its declared size: as a
         // constant, it lets LLVM drop bounds tests that the address's range

@@ -99,6 +99,28 @@ impl Default for GenConfig {
     }
 }
 
+impl GenConfig {
+    /// Short kernels (at most three statements, no function) with nothing
+    /// between workgroups but a new id and zeroed shared memory (no loop,
+    /// `kill` or `demote`), on grids of up to 32 workgroups: the shape of
+    /// kernel the JIT runs many workgroups per call, with runs of several
+    /// workgroups per SM. Otherwise `features`.
+    pub fn short_kernels(features: Features) -> GenConfig {
+        GenConfig {
+            max_stmts: 3,
+            max_functions: 0,
+            max_workgroups: 32,
+            features: Features {
+                loops: false,
+                kill: false,
+                demote: false,
+                ..features
+            },
+            ..GenConfig::default()
+        }
+    }
+}
+
 /// What the generator may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Features {

@@ -89,19 +89,8 @@ fn generated_programs_match_the_interpreter_on_the_jit_backend() {
 /// results, faults included.
 #[test]
 fn short_generated_programs_run_many_workgroups_per_call_as_the_interpreter_does() {
-    let cfg = warpjit_ir::generate::GenConfig {
-        max_stmts: 3,
-        max_functions: 0,
-        // Runs of several workgroups: an SM claims a quarter of its share.
-        max_workgroups: 32,
-        features: warpjit_ir::generate::Features {
-            loops: false,
-            kill: false,
-            demote: false,
-            ..machine_independent_programs().features
-        },
-        ..machine_independent_programs()
-    };
+    let cfg =
+        warpjit_ir::generate::GenConfig::short_kernels(machine_independent_programs().features);
     let cases = std::env::var("WARPJIT_PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse::<u64>().ok())

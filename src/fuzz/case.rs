@@ -56,8 +56,10 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
     ] {
         *flag = rng.chance(75);
     }
+    // Some cases are kernels short enough for the JIT to run many
+    // workgroups per call (`KernelPlan::many_workgroups`).
     let cfg = if rng.chance(12) {
-        short_kernels(features)
+        GenConfig::short_kernels(features)
     } else {
         GenConfig {
             features,
@@ -88,26 +90,6 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
         },
         machines,
     })
-}
-
-/// Some cases are kernels short enough, and with nothing between
-/// workgroups but a new id and zeroed shared memory, for the JIT to run
-/// many workgroups per call
-/// (`KernelPlan::many_workgroups`), on grids large enough for runs of
-/// several workgroups.
-fn short_kernels(features: Features) -> GenConfig {
-    GenConfig {
-        max_stmts: 3,
-        max_functions: 0,
-        max_workgroups: 32,
-        features: Features {
-            loops: false,
-            kill: false,
-            demote: false,
-            ..features
-        },
-        ..GenConfig::default()
-    }
 }
 
 /// A difference between an engine and the reference.

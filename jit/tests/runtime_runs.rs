@@ -442,7 +442,6 @@ kernel @main {
 
 #[test]
 fn ids_counted_by_the_entry_across_rows_and_planes_of_the_grid_match_the_interpreter() {
-    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
     // Whole and partial warps, one and several warps per workgroup, grids
     // whose rows and planes end inside a run.
     let shapes = [
@@ -452,26 +451,40 @@ fn ids_counted_by_the_entry_across_rows_and_planes_of_the_grid_match_the_interpr
         ([1, 9, 2], [8, 2, 4]),
     ];
     for sms in [1, 2] {
-        let on_jit = runtime_on(jit(), sms, 64);
         for (grid, workgroup) in shapes {
-            let mut outputs = Vec::new();
-            for runtime in [&on_jit, &reference] {
-                let kernel = kernel(runtime, IDS);
-                let groups = grid.iter().product::<u32>();
-                let mut buffers = vec![zeros_u32(u64::from(groups * 64))];
-                run(runtime, &kernel, grid, workgroup, &[], &mut buffers);
-                outputs.push(buffers[0].to_vec::<u32>());
-            }
+            let [on_jit, expected] = out_on_jit_and_interpreter(IDS, sms, grid, workgroup, 64);
             assert_eq!(
-                outputs[0], outputs[1],
+                on_jit, expected,
                 "grid {grid:?} workgroup {workgroup:?}, {sms} SMs"
             );
             assert!(
-                outputs[1].iter().any(|&v| v >> 28 == 1),
+                expected.iter().any(|&v| v >> 28 == 1),
                 "the last plane is written"
             );
         }
     }
+}
+
+/// `@out` (`per_workgroup` words for each workgroup, zero at first) after
+/// a launch of `source` on the JIT with `sms` SMs and on the interpreter.
+fn out_on_jit_and_interpreter(
+    source: &str,
+    sms: u32,
+    grid: [u32; 3],
+    workgroup: [u32; 3],
+    per_workgroup: u32,
+) -> [Vec<u32>; 2] {
+    let runtimes = [
+        runtime_on(jit(), sms, 64),
+        runtime_on(support::backends()[1].clone(), 1, 64),
+    ];
+    runtimes.map(|runtime| {
+        let kernel = kernel(&runtime, source);
+        let groups = grid.iter().product::<u32>();
+        let mut buffers = vec![zeros_u32(u64::from(groups * per_workgroup))];
+        run(&runtime, &kernel, grid, workgroup, &[], &mut buffers);
+        buffers[0].to_vec::<u32>()
+    })
 }
 
 /// A short kernel with shared memory and a barrier (two phases), so the
@@ -510,20 +523,12 @@ kernel @main workgroup(128) {
 
 #[test]
 fn phases_and_zeroed_shared_memory_of_many_workgroups_per_call_match_the_interpreter() {
-    let reference = runtime_on(support::backends()[1].clone(), 1, 64);
     for sms in [1, 2] {
-        let on_jit = runtime_on(jit(), sms, 64);
         for grid in [[40, 1, 1], [7, 6, 1]] {
-            let mut outputs = Vec::new();
-            for runtime in [&on_jit, &reference] {
-                let kernel = kernel(runtime, PHASES_AND_SHARED);
-                let groups = grid.iter().product::<u32>();
-                let mut buffers = vec![zeros_u32(u64::from(groups * 128))];
-                run(runtime, &kernel, grid, [128, 1, 1], &[], &mut buffers);
-                outputs.push(buffers[0].to_vec::<u32>());
-            }
-            assert_eq!(outputs[0], outputs[1], "grid {grid:?}, {sms} SMs");
-            let last = *outputs[1].last().expect("written");
+            let [on_jit, expected] =
+                out_on_jit_and_interpreter(PHASES_AND_SHARED, sms, grid, [128, 1, 1], 128);
+            assert_eq!(on_jit, expected, "grid {grid:?}, {sms} SMs");
+            let last = *expected.last().expect("written");
             assert_eq!(last, (grid[0] - 1) | ((grid[1] - 1) << 8));
         }
     }

@@ -30,12 +30,14 @@ fn table_lists_every_configuration_with_checked_output() {
 fn the_header_says_whether_accesses_prefetch_ahead() {
     let dir = scratch("bench-prefetch", &[]);
     let args = ["bench", "--small", "--runs", "1", "--no-interp", "W2"];
-    let default = if warpjit_jit::JitOptions::default().prefetch_ahead {
-        "on"
-    } else {
-        "off"
-    };
-    for (extra, said) in [(None, default), (Some("on"), "on"), (Some("off"), "off")] {
+    let default = warpjit_jit::JitOptions::default().prefetch_ahead.name();
+    let choices = [
+        (None, default),
+        (Some("on"), "on"),
+        (Some("off"), "off"),
+        (Some("without-stores"), "without-stores"),
+    ];
+    for (extra, said) in choices {
         let mut all = args.to_vec();
         if let Some(choice) = extra {
             all.extend(["--prefetch-ahead", choice]);

@@ -533,7 +533,7 @@ fn bad_options_give_one_line_naming_the_option() {
         ),
         (
             &["--prefetch-ahead", "maybe"],
-            &["--prefetch-ahead", "on or off"],
+            &["--prefetch-ahead", "on, off or without-stores"],
         ),
         (&["--kernel", "nope"], &["--kernel nope", "@main"]),
         (&["--sms", "0"], &["--sms"]),

@@ -79,10 +79,83 @@ pub struct JitOptions {
     /// choice. Such code refuses launches of another size. [`JitBackend`]
     /// compiles it for a kernel's declared size (`workgroup(...)`).
     pub workgroup: Option<[u32; 3]>,
-    /// Buffer accesses outside loops prefetch their lines a page ahead
-    /// (`lower/memory/known.rs`). The default is [`prefetch_ahead_suits`]
-    /// the host.
-    pub prefetch_ahead: bool,
+    /// Which buffer accesses outside loops prefetch their lines a page
+    /// ahead (`lower/memory/known.rs`). The default is what suits the
+    /// host ([`PrefetchAhead::for_cpu`]).
+    pub prefetch_ahead: PrefetchAhead,
+}
+
+/// Which modules' buffer accesses outside loops prefetch a page ahead
+/// (`JitOptions::prefetch_ahead`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrefetchAhead {
+    /// None.
+    Off,
+    /// Those of modules that store to no buffer (reductions and the like,
+    /// whose buffers are only read, or written by atomics).
+    WithoutStores,
+    /// All.
+    On,
+}
+
+impl PrefetchAhead {
+    /// What suits the CPU LLVM calls `cpu`. Prefetching helps where the
+    /// hardware prefetchers keep too few lines in flight between a warp's
+    /// accesses: W3 and W4 on one SM ran 25% and 35% faster on the host it
+    /// was written on. On an AMD Zen 4 (`znver4`) it costs kernels that
+    /// store to buffers more than it saves with all SMs running (2 SMs,
+    /// prefetching against not: W2 and W4 12-28% slower while the memory
+    /// was quiet), while W3, which only reads its input, ran 6-14% faster
+    /// with it, so there only such kernels prefetch
+    /// (`docs/benchmarks.md`, "Measured again on an AMD Zen 4").
+    pub fn for_cpu(cpu: &str) -> PrefetchAhead {
+        if cpu == "znver4" {
+            PrefetchAhead::WithoutStores
+        } else {
+            PrefetchAhead::On
+        }
+    }
+
+    /// Whether `module`'s accesses prefetch.
+    pub fn applies_to(self, module: &warpjit_ir::Module) -> bool {
+        match self {
+            PrefetchAhead::Off => false,
+            PrefetchAhead::On => true,
+            PrefetchAhead::WithoutStores => !stores_to_buffers(module),
+        }
+    }
+
+    /// The name `--prefetch-ahead` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrefetchAhead::Off => "off",
+            PrefetchAhead::WithoutStores => "without-stores",
+            PrefetchAhead::On => "on",
+        }
+    }
+
+    /// The choice [`PrefetchAhead::name`] gives.
+    pub fn parse(name: &str) -> Option<PrefetchAhead> {
+        [
+            PrefetchAhead::Off,
+            PrefetchAhead::WithoutStores,
+            PrefetchAhead::On,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
+    }
+}
+
+/// Whether a function of `module` has a `store` to a buffer.
+fn stores_to_buffers(module: &warpjit_ir::Module) -> bool {
+    module.functions.iter().any(|f| {
+        let mut found = false;
+        warpjit_ir::walk_block(&f.body, &mut |s| {
+            found |= matches!(s, warpjit_ir::Stmt::Inst(i)
+                if matches!(i.op, warpjit_ir::Op::Store { mem: warpjit_ir::MemRef::Buffer(_), .. }));
+        });
+        found
+    })
 }
 
 impl JitOptions {
@@ -164,22 +237,9 @@ impl Default for JitOptions {
             target: Target::Native,
             whole_warps: false,
             workgroup: None,
-            prefetch_ahead: prefetch_ahead_suits(host_cpu()),
+            prefetch_ahead: PrefetchAhead::for_cpu(host_cpu()),
         }
     }
-}
-
-/// Whether prefetching a page ahead (`JitOptions::prefetch_ahead`) suits
-/// the CPU LLVM calls `cpu`. It helps where the hardware prefetchers keep
-/// too few lines in flight between a warp's accesses: W3 and W4 on one SM
-/// ran 25% and 35% faster on the host it was written on. On an AMD Zen 4
-/// (`znver4`) it costs more than it saves with all SMs running (2 SMs,
-/// prefetching against not: W2 and W4 12-28% slower while the memory was
-/// quiet, W4's median 2-16% slower while other work loaded it; one SM under
-/// that load was the exception, 10-29% faster), so there it is off
-/// (`docs/benchmarks.md`, "Measured again on an AMD Zen 4").
-pub fn prefetch_ahead_suits(cpu: &str) -> bool {
-    cpu != "znver4"
 }
 
 /// The host CPU's name as LLVM gives it, asked once: the code is built

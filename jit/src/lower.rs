@@ -77,7 +77,7 @@ pub fn lower_module<'ctx>(
         workgroup: opts.workgroup,
         call_math: opts.opt_level < 2,
         rewrites: crate::sched::WarpRewrites::of(module),
-        prefetch_ahead: opts.prefetch_ahead,
+        prefetch_ahead: opts.prefetch_ahead.applies_to(module),
         ..Emit::new(cx, llmod, features, shared_routines)
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());

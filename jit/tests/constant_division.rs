@@ -125,7 +125,7 @@ fn check_program(text: &str, op: &str, ty: &str, divisor: u64) {
             target,
             whole_warps: true,
             workgroup: None,
-            prefetch_ahead: true,
+            prefetch_ahead: warpjit_jit::PrefetchAhead::On,
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = buffers.clone();

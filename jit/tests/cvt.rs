@@ -170,7 +170,7 @@ fn check(src: NumFormat, inputs: &[u64]) {
                 target,
                 whole_warps: true,
                 workgroup: None,
-                prefetch_ahead: true,
+                prefetch_ahead: warpjit_jit::PrefetchAhead::On,
             },
         )
         .expect("compiles");

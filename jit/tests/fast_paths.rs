@@ -12,6 +12,7 @@ mod direct;
 
 use direct::{agree, pattern};
 use warpjit_ir::interp::LaunchConfig;
+use warpjit_jit::PrefetchAhead;
 
 /// Runs `@main` on the interpreter and on the JIT at every target (compiled
 /// once), for each set of parameters; the memory and the fault reports
@@ -602,7 +603,7 @@ fn packed_in_every_lane() -> String {
 fn packed_stores_known_in_every_lane_start_at_lane_0() {
     let text = packed_in_every_lane();
     let m = direct::module(&text);
-    let ir = prefetching_ir(&m, warpjit_jit::Target::Native, true);
+    let ir = prefetching_ir(&m, warpjit_jit::Target::Native, PrefetchAhead::On);
     let kernel = direct::kernel_part(&ir);
     if std::arch::is_x86_feature_detected!("avx512f") {
         assert!(kernel.contains("compress"), "{kernel}");
@@ -709,13 +710,13 @@ fn buffer_accesses_prefetch_where_the_next_warps_go() {
     let write = "i32 1, i32 3, i32 1)";
     let m = direct::module(GRID_STRIDE_SUM);
     for target in [warpjit_jit::Target::Native, warpjit_jit::Target::Avx2] {
-        let ir = prefetching_ir(&m, target, true);
+        let ir = prefetching_ir(&m, target, PrefetchAhead::On);
         // The loop's byte load (its next run and the next workgroup's
         // block), and the two lines of the sums' store after the loop.
         assert_eq!(ir.matches(read).count(), 2, "{ir}");
         assert_eq!(ir.matches(write).count(), 2, "{ir}");
         // Without prefetches a page ahead, only the loop's.
-        let ir = prefetching_ir(&m, target, false);
+        let ir = prefetching_ir(&m, target, PrefetchAhead::Off);
         assert_eq!(ir.matches(read).count(), 2, "{ir}");
         assert_eq!(ir.matches(write).count(), 0, "{ir}");
     }
@@ -753,7 +754,7 @@ kernel @main workgroup(64) {
   store.f64 @wide, %w, %z
 }",
     );
-    let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, true);
+    let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, PrefetchAhead::On);
     // 128 bytes of u32 and 256 of f64, each read and written: 2 + 4 lines
     // each way. Shared memory is not prefetched.
     assert_eq!(ir.matches(read).count(), 6, "{ir}");
@@ -761,12 +762,39 @@ kernel @main workgroup(64) {
     for offset in [4096, 4160, 4224, 4288] {
         assert!(ir.contains(&format!("i64 {offset}")), "{offset}: {ir}");
     }
-    let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, false);
-    assert!(!ir.contains("@llvm.prefetch"), "{ir}");
-    // By default they are off only where they measured slower.
-    assert!(!warpjit_jit::prefetch_ahead_suits("znver4"));
-    assert!(warpjit_jit::prefetch_ahead_suits("znver3"));
-    assert!(warpjit_jit::prefetch_ahead_suits("sapphirerapids"));
+    for only_without_stores in [PrefetchAhead::Off, PrefetchAhead::WithoutStores] {
+        let ir = prefetching_ir(&loop_free, warpjit_jit::Target::Native, only_without_stores);
+        assert!(!ir.contains("@llvm.prefetch"), "{ir}");
+    }
+    // A module that stores to no buffer (atomics are not stores) prefetches
+    // its loads unless they are off.
+    let read_only = direct::module(
+        "buffer @data[0]: u32
+buffer @total[1]: u32
+kernel @main workgroup(64) {
+  %i = global_id.x
+  %addr = shl %i, 2
+  %x = load.u32 @data, %addr
+  %before = atom.add.u32 @total, 0, %x
+}",
+    );
+    for (choice, lines) in [
+        (PrefetchAhead::On, 2),
+        (PrefetchAhead::WithoutStores, 2),
+        (PrefetchAhead::Off, 0),
+    ] {
+        let ir = prefetching_ir(&read_only, warpjit_jit::Target::Native, choice);
+        assert_eq!(ir.matches(read).count(), lines, "{choice:?}: {ir}");
+        assert_eq!(ir.matches(write).count(), 0, "{choice:?}: {ir}");
+    }
+    // By default only programs without stores prefetch where the others
+    // measured slower.
+    assert_eq!(
+        PrefetchAhead::for_cpu("znver4"),
+        PrefetchAhead::WithoutStores
+    );
+    assert_eq!(PrefetchAhead::for_cpu("znver3"), PrefetchAhead::On);
+    assert_eq!(PrefetchAhead::for_cpu("sapphirerapids"), PrefetchAhead::On);
     // Nor in a loop: a consecutive shared load there takes no prefetch.
     let shared_loop = direct::module(
         "buffer @out[0]: u32
@@ -792,7 +820,7 @@ kernel @main workgroup(64) {
   store.u32 @out, %at, $sum
 }",
     );
-    let ir = prefetching_ir(&shared_loop, warpjit_jit::Target::Native, true);
+    let ir = prefetching_ir(&shared_loop, warpjit_jit::Target::Native, PrefetchAhead::On);
     assert_eq!(ir.matches(read).count(), 0, "{ir}");
     let cfg = LaunchConfig::new([3, 1, 1], [64, 1, 1]);
     let params: Vec<Vec<u64>> = [0u64, 1, 200, 383, 384, 1000, 1500]
@@ -807,7 +835,7 @@ kernel @main workgroup(64) {
 fn prefetching_ir(
     m: &warpjit_ir::VerifiedModule,
     target: warpjit_jit::Target,
-    ahead: bool,
+    ahead: PrefetchAhead,
 ) -> String {
     let opts = warpjit_jit::JitOptions {
         target,

@@ -116,9 +116,6 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
         ),
         ("rust baselines", baselines::instruction_set().to_string()),
         ("warpjit", env!("CARGO_PKG_VERSION").to_string()),
-        (
-            "prefetch ahead",
-            crate::run::options::on_off(options.jit.prefetch_ahead).into(),
-        ),
+        ("prefetch ahead", options.jit.prefetch_ahead.name().into()),
     ]
 }

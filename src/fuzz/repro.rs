@@ -189,8 +189,7 @@ pub fn run_directive(
         let _ = write!(line, " --opt-level {}", jit.opt_level);
     }
     // Recorded always: its default depends on the host.
-    let on = crate::run::options::on_off(jit.prefetch_ahead);
-    let _ = write!(line, " --prefetch-ahead {on}");
+    let _ = write!(line, " --prefetch-ahead {}", jit.prefetch_ahead.name());
     for (p, bits) in module.params.iter().zip(&launch.params) {
         let value = match p.ty {
             Type::Bool => (if *bits & 1 == 1 { "true" } else { "false" }).to_string(),
@@ -210,7 +209,7 @@ pub fn run_directive(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use warpjit_jit::Target;
+    use warpjit_jit::{PrefetchAhead, Target};
 
     #[test]
     fn the_run_line_names_the_jit_target_and_level_only_when_not_the_defaults() {
@@ -228,7 +227,7 @@ mod tests {
         };
         let line = |jit| run_directive(&module, &launch, machine, jit);
         let plain = line(JitOptions {
-            prefetch_ahead: true,
+            prefetch_ahead: PrefetchAhead::On,
             ..JitOptions::default()
         });
         assert!(
@@ -240,11 +239,11 @@ mod tests {
         let other = line(JitOptions {
             target: Target::Sse42,
             opt_level: 0,
-            prefetch_ahead: false,
+            prefetch_ahead: PrefetchAhead::WithoutStores,
             ..JitOptions::default()
         });
         assert!(
-            other.contains(" --target sse4.2 --opt-level 0 --prefetch-ahead off "),
+            other.contains(" --target sse4.2 --opt-level 0 --prefetch-ahead without-stores "),
             "{other}"
         );
     }

@@ -7,7 +7,7 @@ use crate::values::{self, parse_format};
 use clap::Parser;
 use std::time::Duration;
 use warpjit_ir::NumFormat;
-use warpjit_jit::{JitOptions, Target};
+use warpjit_jit::{JitOptions, PrefetchAhead, Target};
 
 /// Which engine executes the kernel's workgroups on the runtime's SMs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -43,38 +43,26 @@ pub fn parse_target(s: &str) -> Result<Target, String> {
         .ok_or_else(|| "expected native, avx2 or sse4.2".into())
 }
 
-/// `on` or `off`.
-pub fn parse_on_off(s: &str) -> Result<bool, String> {
-    match s {
-        "on" => Ok(true),
-        "off" => Ok(false),
-        _ => Err("expected on or off".into()),
-    }
+/// `on`, `off` or `without-stores` (`PrefetchAhead::name`).
+pub fn parse_prefetch_ahead(s: &str) -> Result<PrefetchAhead, String> {
+    PrefetchAhead::parse(s).ok_or_else(|| "expected on, off or without-stores".into())
 }
 
-/// What [`parse_on_off`] reads back.
-pub fn on_off(on: bool) -> &'static str {
-    if on {
-        "on"
-    } else {
-        "off"
-    }
-}
-
-/// Whether the JIT's buffer accesses outside loops prefetch a page ahead,
-/// as every command that compiles takes it.
+/// Which of the JIT's buffer accesses outside loops prefetch a page
+/// ahead, as every command that compiles takes it.
 #[derive(clap::Args, Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrefetchArg {
     /// Whether the JIT's buffer accesses outside loops prefetch a page
-    /// ahead: on or off (default: on, except on CPUs where it measured
-    /// slower).
-    #[arg(long = "prefetch-ahead", value_name = "on|off", value_parser = parse_on_off)]
-    pub prefetch_ahead: Option<bool>,
+    /// ahead: on, off, or without-stores (only in programs that store to
+    /// no buffer). Default: on, except on CPUs where kernels that store
+    /// measured slower with it (AMD Zen 4: without-stores).
+    #[arg(long = "prefetch-ahead", value_name = "on|off|without-stores", value_parser = parse_prefetch_ahead)]
+    pub prefetch_ahead: Option<PrefetchAhead>,
 }
 
 impl PrefetchArg {
     /// The choice given, or the default for this host.
-    pub fn prefetch_ahead(self) -> bool {
+    pub fn prefetch_ahead(self) -> PrefetchAhead {
         self.prefetch_ahead
             .unwrap_or_else(|| JitOptions::default().prefetch_ahead)
     }

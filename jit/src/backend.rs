@@ -418,6 +418,13 @@ fn run_consecutive(
             Ok(())
         };
         let outcome = run_all();
+        // Non-temporal stores (`lower/memory/known.rs`) are seen by other
+        // threads, the one that reports the run done included, after this.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `sfence` is part of SSE, which every x86-64 CPU has.
+        unsafe {
+            std::arch::x86_64::_mm_sfence();
+        }
         posted_copy::merge(
             &code.posted,
             &scratch.buffers,

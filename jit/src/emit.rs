@@ -48,6 +48,38 @@ pub struct Emit<'ctx, 'a> {
     /// (`JitOptions::prefetch_ahead`; the lowering sets it, routines have
     /// no such accesses).
     pub prefetch_ahead: bool,
+    /// The module's non-temporal stores (none for routines).
+    pub streams: Streams<'ctx>,
+}
+
+/// Non-temporal stores of a module (`lower/memory/known.rs`).
+#[derive(Default)]
+pub struct Streams<'ctx> {
+    /// Per buffer: the module only stores to it (no load or atomic), so a
+    /// whole warp's run into a large one is a non-temporal store.
+    pub buffers: Vec<bool>,
+    /// Whether such a store was emitted.
+    pub emitted: std::cell::Cell<bool>,
+    /// The `sfence`s before buffer atomics in modules with such buffers.
+    pub fences: std::cell::RefCell<Vec<inkwell::values::InstructionValue<'ctx>>>,
+}
+
+impl Streams<'_> {
+    /// Whether a buffer atomic needs a fence before it: the module has
+    /// buffers it may stream to.
+    pub fn may_stream(&self) -> bool {
+        self.buffers.iter().any(|b| *b)
+    }
+
+    /// Removes the fences if no store was streamed after all (the shapes
+    /// of the module's stores decide it).
+    pub fn drop_needless_fences(&self) {
+        if !self.emitted.get() {
+            for fence in self.fences.borrow_mut().drain(..) {
+                fence.erase_from_basic_block();
+            }
+        }
+    }
 }
 
 impl<'ctx, 'a> Emit<'ctx, 'a> {
@@ -71,6 +103,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             call_math: false,
             rewrites: crate::sched::WarpRewrites::ALL,
             prefetch_ahead: false,
+            streams: Streams::default(),
         }
     }
 }

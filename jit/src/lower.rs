@@ -78,6 +78,10 @@ pub fn lower_module<'ctx>(
         call_math: opts.opt_level < 2,
         rewrites: crate::sched::WarpRewrites::of(module),
         prefetch_ahead: opts.prefetch_ahead.applies_to(module),
+        streams: crate::emit::Streams {
+            buffers: memory::streamed_buffers(module),
+            ..Default::default()
+        },
         ..Emit::new(cx, llmod, features, shared_routines)
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
@@ -147,6 +151,7 @@ pub fn lower_module<'ctx>(
     for i in 0..module.functions.len() {
         FnLowering::lower(&e, &shared, i as u32)?;
     }
+    e.streams.drop_needless_fences();
     if opts.opt_level == 2 {
         inlining::mark_inlined(cx, module, &funcs);
     }

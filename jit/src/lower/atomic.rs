@@ -78,6 +78,7 @@ pub fn atomic<'ctx>(
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Buffer(buffer) => {
+            super::memory::fence_streams(fl)?;
             let lanes = if addr_ty == Type::I32 {
                 narrow_access(fl, mem, elem.bytes(), addr, addr_ty, m)?
             } else {

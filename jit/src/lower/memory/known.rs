@@ -822,12 +822,131 @@ fn run_store<'ctx>(
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
     prefetch_for(fl, mem, format, run.start, true)?;
+    if count == 1 && streams(fl, mem, format) {
+        return stream_or_store(fl, mem, raws[0], run.start, align, m);
+    }
     if count == 1 {
         return store_consecutive(fl.e, fl.func, raws[0], run.start, align, m);
     }
     let block = interleave(fl, raws)?;
     let block_mask = component_mask(fl, m, count)?;
     store_consecutive(fl.e, fl.func, block, run.start, align, block_mask)
+}
+
+/// Per buffer of `module`: whether some function stores to it and none
+/// loads from it or updates it atomically ([`Emit::streamed`]).
+///
+/// [`Emit::streamed`]: crate::emit::Emit::streamed
+pub fn streamed_buffers(module: &warpjit_ir::Module) -> Vec<bool> {
+    let mut stored = vec![false; module.buffers.len()];
+    let mut read = vec![false; module.buffers.len()];
+    for f in &module.functions {
+        warpjit_ir::walk_block(&f.body, &mut |s| {
+            let warpjit_ir::Stmt::Inst(i) = s else { return };
+            let (mem, to) = match &i.op {
+                warpjit_ir::Op::Store { mem, .. } => (mem, &mut stored),
+                warpjit_ir::Op::Load { mem, .. } | warpjit_ir::Op::Atom { mem, .. } => {
+                    (mem, &mut read)
+                }
+                _ => return,
+            };
+            if let MemRef::Buffer(b) = mem {
+                if let Some(flag) = to.get_mut(*b as usize) {
+                    *flag = true;
+                }
+            }
+        });
+    }
+    stored.iter().zip(&read).map(|(s, r)| *s && !r).collect()
+}
+
+/// Buffers at least this large take non-temporal stores: larger than the
+/// last-level cache share of the hosts measured, so what a kernel writes
+/// there would be evicted before anything read it again.
+pub const STREAM_MIN: u64 = 16 << 20;
+
+/// Whether a run of `format` into `mem` may be a non-temporal store: a
+/// buffer the module only stores to, in elements of at least 4 bytes (a
+/// whole warp's run that starts on a cache line is then whole lines).
+fn streams(fl: &FnLowering<'_, '_>, mem: MemRef, format: MemFormat) -> bool {
+    let MemRef::Buffer(b) = mem else { return false };
+    fl.e.streams
+        .buffers
+        .get(b as usize)
+        .copied()
+        .unwrap_or(false)
+        && format.elem.bytes() >= 4
+}
+
+/// An `sfence` before a buffer atomic in a module that may stream: what
+/// this thread stored non-temporally is then seen by other SM threads
+/// before the atomic. Removed after lowering if nothing was streamed.
+pub fn fence_streams(fl: &FnLowering<'_, '_>) -> Result<(), JitError> {
+    let e = fl.e;
+    if !e.streams.may_stream() {
+        return Ok(());
+    }
+    let sfence = inkwell::intrinsics::Intrinsic::find("llvm.x86.sse.sfence")
+        .and_then(|i| i.get_declaration(e.module, &[]))
+        .ok_or_else(|| JitError::Llvm("no llvm.x86.sse.sfence".into()))?;
+    let call = e.b.build_call(sfence, &[], "")?;
+    let fence = call
+        .try_as_basic_value()
+        .instruction()
+        .ok_or_else(|| JitError::Internal("an sfence call that is no instruction".into()))?;
+    e.streams.fences.borrow_mut().push(fence);
+    Ok(())
+}
+
+/// A run of every lane that starts on a cache line of a buffer of at least
+/// [`STREAM_MIN`] bytes: one non-temporal store (`vmovntdq`), which writes
+/// whole lines without reading them into the cache first, so a kernel that
+/// only writes its output moves a third less memory. Other runs: the
+/// masked store. Other SM threads see such stores after an `sfence`: the
+/// runtime's at the end of each run of workgroups (`backend.rs`), the
+/// `mfence` of `membar`, and the one before a buffer atomic in modules
+/// that stream (`lower/atomic.rs`).
+fn stream_or_store<'ctx>(
+    fl: &FnLowering<'ctx, '_>,
+    mem: MemRef,
+    value: V<'ctx>,
+    start: inkwell::values::PointerValue<'ctx>,
+    align: IntValue<'ctx>,
+    m: V<'ctx>,
+) -> Result<(), JitError> {
+    let e = fl.e;
+    let b = &e.b;
+    let len = span(fl, mem)?.len;
+    let large = b.build_int_compare(
+        IntPredicate::UGE,
+        len,
+        e.i64().const_int(STREAM_MIN, false),
+        "",
+    )?;
+    let bits = e.mask_to_bits(m)?;
+    let every_lane = b.build_int_compare(IntPredicate::EQ, bits, e.i32().const_all_ones(), "")?;
+    let at = b.build_ptr_to_int(start, e.i64(), "")?;
+    let within_line = b.build_and(at, e.i64().const_int(63, false), "")?;
+    let on_line = b.build_int_compare(IntPredicate::EQ, within_line, e.i64().const_zero(), "")?;
+    let stream = b.build_and(b.build_and(large, every_lane, "")?, on_line, "")?;
+    let stream_bb = e.cx.append_basic_block(fl.func, "store.stream");
+    let masked_bb = e.cx.append_basic_block(fl.func, "store.masked");
+    let done = e.cx.append_basic_block(fl.func, "store.streamed");
+    b.build_conditional_branch(stream, stream_bb, masked_bb)?;
+    e.streams.emitted.set(true);
+    b.position_at_end(stream_bb);
+    let st = b.build_store(start, value)?;
+    st.set_alignment(64)
+        .map_err(|e| JitError::Llvm(e.to_string()))?;
+    let one = e.cx.metadata_node(&[e.i32().const_int(1, false).into()]);
+    st.set_metadata(one, e.cx.get_kind_id("nontemporal"))
+        .map_err(|e| JitError::Llvm(e.to_string()))?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(masked_bb);
+    store_consecutive(e, fl.func, value, start, align, m)?;
+    b.build_unconditional_branch(done)?;
+    b.position_at_end(done);
+    Ok(())
 }
 
 /// The components of 32 lanes as one block, lane by lane:

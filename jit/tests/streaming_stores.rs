@@ -97,14 +97,24 @@ kernel @main workgroup(256) {
 
 /// A 16 MiB output (where streaming starts) and a smaller one, runs on and
 /// off cache lines, the last warp partial: the memory is what the stores
-/// say, on one SM and on two.
+/// say, on one SM and on two, on every target.
 #[test]
 fn streamed_runs_store_what_masked_stores_would() {
     let data: Vec<u32> = (0..1u32 << 22)
         .map(|i| i.wrapping_mul(2_654_435_761))
         .collect();
-    for sms in [1, 2] {
-        let runtime = runtime_on(jit(), sms, 64);
+    for (target, sms) in [
+        (Target::Native, 1),
+        (Target::Native, 2),
+        (Target::Avx2, 2),
+        (Target::Sse42, 2),
+    ] {
+        let options = JitOptions {
+            target,
+            ..JitOptions::default()
+        };
+        let backend = std::sync::Arc::new(warpjit_jit::JitBackend::new(options));
+        let runtime = runtime_on(backend, sms, 64);
         let kernel = kernel(&runtime, COPY);
         for (elements, offset) in [(1u32 << 22, 0u32), (1 << 22, 1), (1 << 20, 0)] {
             // The last warp has 27 lanes in range.
@@ -129,7 +139,7 @@ fn streamed_runs_store_what_masked_stores_would() {
             let first_wrong = out.iter().zip(&expected).position(|(a, b)| a != b);
             assert_eq!(
                 first_wrong, None,
-                "{sms} SMs, {elements} elements from {offset}"
+                "{target:?} on {sms} SMs, {elements} elements from {offset}"
             );
         }
     }

@@ -822,10 +822,10 @@ fn run_store<'ctx>(
     let align = elem_align(fl, format.elem);
     let count = u32::from(format.count);
     prefetch_for(fl, mem, format, run.start, true)?;
-    if count == 1 && streams(fl, mem, format) {
-        return stream_or_store(fl, mem, raws[0], run.start, align, m);
-    }
     if count == 1 {
+        if streams(fl, mem, format) {
+            return stream_or_store(fl, mem, raws[0], run.start, align, m);
+        }
         return store_consecutive(fl.e, fl.func, raws[0], run.start, align, m);
     }
     let block = interleave(fl, raws)?;
@@ -834,9 +834,9 @@ fn run_store<'ctx>(
 }
 
 /// Per buffer of `module`: whether some function stores to it and none
-/// loads from it or updates it atomically ([`Emit::streamed`]).
+/// loads from it or updates it atomically ([`Streams::buffers`]).
 ///
-/// [`Emit::streamed`]: crate::emit::Emit::streamed
+/// [`Streams::buffers`]: crate::emit::Streams::buffers
 pub fn streamed_buffers(module: &warpjit_ir::Module) -> Vec<bool> {
     let mut stored = vec![false; module.buffers.len()];
     let mut read = vec![false; module.buffers.len()];
@@ -863,7 +863,7 @@ pub fn streamed_buffers(module: &warpjit_ir::Module) -> Vec<bool> {
 /// Buffers at least this large take non-temporal stores: larger than the
 /// last-level cache share of the hosts measured, so what a kernel writes
 /// there would be evicted before anything read it again.
-pub const STREAM_MIN: u64 = 16 << 20;
+const STREAM_MIN: u64 = 16 << 20;
 
 /// Whether a run of `format` into `mem` may be a non-temporal store: a
 /// buffer the module only stores to, in elements of at least 4 bytes (a

@@ -97,7 +97,7 @@ kernel @main workgroup(256) {
 
 /// A 16 MiB output (where streaming starts) and a smaller one, runs on and
 /// off cache lines, the last warp partial: the memory is what the stores
-/// say, on one SM and on two, on every target.
+/// say, on two SMs on every target (streamed) and on one (not streamed).
 #[test]
 fn streamed_runs_store_what_masked_stores_would() {
     let data: Vec<u32> = (0..1u32 << 22)

@@ -899,7 +899,8 @@ pub fn fence_streams(fl: &FnLowering<'_, '_>) -> Result<(), JitError> {
 }
 
 /// A run of every lane that starts on a cache line of a buffer of at least
-/// [`STREAM_MIN`] bytes: one non-temporal store (`vmovntdq`), which writes
+/// [`STREAM_MIN`] bytes, in a launch on several SMs: one non-temporal store
+/// (`vmovntdq`), which writes
 /// whole lines without reading them into the cache first, so a kernel that
 /// only writes its output moves a third less memory. Other runs: the
 /// masked store. Other SM threads see such stores after an `sfence`: the
@@ -928,7 +929,17 @@ fn stream_or_store<'ctx>(
     let at = b.build_ptr_to_int(start, e.i64(), "")?;
     let within_line = b.build_and(at, e.i64().const_int(63, false), "")?;
     let on_line = b.build_int_compare(IntPredicate::EQ, within_line, e.i64().const_zero(), "")?;
-    let stream = b.build_and(b.build_and(large, every_lane, "")?, on_line, "")?;
+    // One SM thread does not use the memory's bandwidth up, and there
+    // these stores measured slower.
+    let sms = e.at_entry(|| e.load_invariant(fl.group, offsets::SM_COUNT, e.i32().into(), 4))?;
+    let several = b.build_int_compare(
+        IntPredicate::UGT,
+        sms.into_int_value(),
+        e.i32().const_int(1, false),
+        "",
+    )?;
+    let launch_streams = b.build_and(large, several, "")?;
+    let stream = b.build_and(b.build_and(launch_streams, every_lane, "")?, on_line, "")?;
     let stream_bb = e.cx.append_basic_block(fl.func, "store.stream");
     let masked_bb = e.cx.append_basic_block(fl.func, "store.masked");
     let done = e.cx.append_basic_block(fl.func, "store.streamed");

@@ -116,12 +116,13 @@ impl PrefetchAhead {
         }
     }
 
-    /// Whether `module`'s accesses prefetch.
-    pub fn applies_to(self, module: &warpjit_ir::Module) -> bool {
+    /// Whether the accesses of a module prefetch, given whether it
+    /// `stores_to_buffers`.
+    pub fn applies(self, stores_to_buffers: bool) -> bool {
         match self {
             PrefetchAhead::Off => false,
             PrefetchAhead::On => true,
-            PrefetchAhead::WithoutStores => !stores_to_buffers(module),
+            PrefetchAhead::WithoutStores => !stores_to_buffers,
         }
     }
 
@@ -144,18 +145,6 @@ impl PrefetchAhead {
         .into_iter()
         .find(|p| p.name() == name)
     }
-}
-
-/// Whether a function of `module` has a `store` to a buffer.
-fn stores_to_buffers(module: &warpjit_ir::Module) -> bool {
-    module.functions.iter().any(|f| {
-        let mut found = false;
-        warpjit_ir::walk_block(&f.body, &mut |s| {
-            found |= matches!(s, warpjit_ir::Stmt::Inst(i)
-                if matches!(i.op, warpjit_ir::Op::Store { mem: warpjit_ir::MemRef::Buffer(_), .. }));
-        });
-        found
-    })
 }
 
 impl JitOptions {

@@ -73,13 +73,14 @@ pub fn lower_module<'ctx>(
     shared_routines: bool,
 ) -> Result<Lowered, JitError> {
     let whole_warps = opts.whole_warps;
+    let uses = memory::buffer_uses(module);
     let e = Emit {
         workgroup: opts.workgroup,
         call_math: opts.opt_level < 2,
         rewrites: crate::sched::WarpRewrites::of(module),
-        prefetch_ahead: opts.prefetch_ahead.applies_to(module),
+        prefetch_ahead: opts.prefetch_ahead.applies(uses.iter().any(|u| u.stored)),
         streams: crate::emit::Streams {
-            buffers: memory::streamed_buffers(module),
+            buffers: uses.iter().map(|u| u.stored && !u.read).collect(),
             ..Default::default()
         },
         ..Emit::new(cx, llmod, features, shared_routines)

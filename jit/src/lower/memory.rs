@@ -33,7 +33,7 @@ use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
 mod known;
 mod lane_loop;
 mod lanes;
-pub use known::{fence_streams, streamed_buffers, AddressFacts, KnownAddress};
+pub use known::{buffer_uses, fence_streams, AddressFacts, KnownAddress};
 pub(super) use lanes::define_lanes_routine;
 
 type V<'ctx> = VectorValue<'ctx>;

@@ -833,31 +833,41 @@ fn run_store<'ctx>(
     store_consecutive(fl.e, fl.func, block, run.start, align, block_mask)
 }
 
-/// Per buffer of `module`: whether some function stores to it and none
-/// loads from it or updates it atomically ([`Streams::buffers`]).
+/// How the functions of a module use one buffer: whether some `store`s to
+/// it, and whether some `load`s from it or updates it atomically. A module
+/// that stores to no buffer prefetches under
+/// `PrefetchAhead::WithoutStores`; a buffer stored to and never read is
+/// streamed to ([`Streams::buffers`]).
 ///
 /// [`Streams::buffers`]: crate::emit::Streams::buffers
-pub fn streamed_buffers(module: &warpjit_ir::Module) -> Vec<bool> {
-    let mut stored = vec![false; module.buffers.len()];
-    let mut read = vec![false; module.buffers.len()];
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BufferUse {
+    pub stored: bool,
+    pub read: bool,
+}
+
+/// The [`BufferUse`] of each buffer of `module`.
+pub fn buffer_uses(module: &warpjit_ir::Module) -> Vec<BufferUse> {
+    let mut uses = vec![BufferUse::default(); module.buffers.len()];
     for f in &module.functions {
         warpjit_ir::walk_block(&f.body, &mut |s| {
             let warpjit_ir::Stmt::Inst(i) = s else { return };
-            let (mem, to) = match &i.op {
-                warpjit_ir::Op::Store { mem, .. } => (mem, &mut stored),
+            let (MemRef::Buffer(b), stored) = (match &i.op {
+                warpjit_ir::Op::Store { mem, .. } => (*mem, true),
                 warpjit_ir::Op::Load { mem, .. } | warpjit_ir::Op::Atom { mem, .. } => {
-                    (mem, &mut read)
+                    (*mem, false)
                 }
                 _ => return,
+            }) else {
+                return;
             };
-            if let MemRef::Buffer(b) = mem {
-                if let Some(flag) = to.get_mut(*b as usize) {
-                    *flag = true;
-                }
+            if let Some(u) = uses.get_mut(b as usize) {
+                u.stored |= stored;
+                u.read |= !stored;
             }
         });
     }
-    stored.iter().zip(&read).map(|(s, r)| *s && !r).collect()
+    uses
 }
 
 /// Buffers at least this large take non-temporal stores: larger than the

@@ -166,6 +166,7 @@ pub fn lower_module<'ctx>(
         WarpsPerCall::All
     };
     let mut kernels = Vec::new();
+    let shared: Vec<u32> = module.shared.iter().map(|d| d.size).collect();
     for (id, f) in module.kernels() {
         let name = format!("kernel.{}", f.name);
         let phases = layouts[id.0 as usize].as_ref().map(|l| l.phases.len());
@@ -175,7 +176,6 @@ pub fn lower_module<'ctx>(
         } else {
             runs
         };
-        let shared: Vec<u32> = module.shared.iter().map(|d| d.size).collect();
         let entry = warp_entry(
             &e,
             &name,

@@ -21,7 +21,7 @@
 //! no out-of-bounds lane.
 
 use super::{
-    aligned_inside, any_lane, broadcast_components, elem_align, elem_vec, inside_memory,
+    aligned_inside, any_lane, broadcast_components, either, elem_align, elem_vec, inside_memory,
     join_components, lanes, lanes_load, lanes_store, load_consecutive, record_faults, run_start,
     span, store_consecutive, V,
 };
@@ -896,14 +896,11 @@ pub fn fence_streams(fl: &FnLowering<'_, '_>) -> Result<(), JitError> {
     if !e.streams.may_stream() {
         return Ok(());
     }
-    let sfence = inkwell::intrinsics::Intrinsic::find("llvm.x86.sse.sfence")
-        .and_then(|i| i.get_declaration(e.module, &[]))
-        .ok_or_else(|| JitError::Llvm("no llvm.x86.sse.sfence".into()))?;
-    let call = e.b.build_call(sfence, &[], "")?;
-    let fence = call
-        .try_as_basic_value()
-        .instruction()
-        .ok_or_else(|| JitError::Internal("an sfence call that is no instruction".into()))?;
+    e.call_void_intrinsic("llvm.x86.sse.sfence", &[], &[])?;
+    let fence = e
+        .current_block()?
+        .get_last_instruction()
+        .ok_or_else(|| JitError::Internal("no sfence after building one".into()))?;
     e.streams.fences.borrow_mut().push(fence);
     Ok(())
 }
@@ -950,23 +947,20 @@ fn stream_or_store<'ctx>(
     )?;
     let launch_streams = b.build_and(large, several, "")?;
     let stream = b.build_and(b.build_and(launch_streams, every_lane, "")?, on_line, "")?;
-    let stream_bb = e.cx.append_basic_block(fl.func, "store.stream");
-    let masked_bb = e.cx.append_basic_block(fl.func, "store.masked");
-    let done = e.cx.append_basic_block(fl.func, "store.streamed");
-    b.build_conditional_branch(stream, stream_bb, masked_bb)?;
     e.streams.emitted.set(true);
-    b.position_at_end(stream_bb);
-    let st = b.build_store(start, value)?;
-    st.set_alignment(64)
-        .map_err(|e| JitError::Llvm(e.to_string()))?;
-    let one = e.cx.metadata_node(&[e.i32().const_int(1, false).into()]);
-    st.set_metadata(one, e.cx.get_kind_id("nontemporal"))
-        .map_err(|e| JitError::Llvm(e.to_string()))?;
-    b.build_unconditional_branch(done)?;
-    b.position_at_end(masked_bb);
-    store_consecutive(e, fl.func, value, start, align, m)?;
-    b.build_unconditional_branch(done)?;
-    b.position_at_end(done);
+    either(e, fl.func, stream, |streamed| {
+        if !streamed {
+            store_consecutive(e, fl.func, value, start, align, m)?;
+            return Ok(None);
+        }
+        let st = b.build_store(start, value)?;
+        st.set_alignment(64)
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        let one = e.cx.metadata_node(&[e.i32().const_int(1, false).into()]);
+        st.set_metadata(one, e.cx.get_kind_id("nontemporal"))
+            .map_err(|e| JitError::Llvm(e.to_string()))?;
+        Ok(None)
+    })?;
     Ok(())
 }
 

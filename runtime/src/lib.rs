@@ -56,6 +56,7 @@ mod config;
 mod error;
 mod kernel;
 mod memory;
+pub mod pages;
 mod pool;
 mod runtime;
 mod validate;

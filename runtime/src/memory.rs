@@ -42,52 +42,49 @@ const LINE_BYTES: usize = LINE_WORDS * WORD_BYTES as usize;
 struct Line([AtomicU64; LINE_WORDS]);
 
 impl Storage {
-    /// `len` bytes, a line at a time: `fill` writes each line's bytes into
-    /// zeros (bytes of the last line past `len` must stay zero).
-    fn build(len: u64, mut fill: impl FnMut(&mut [u8; LINE_BYTES])) -> Result<Storage, AllocError> {
-        let count =
-            usize::try_from(len.div_ceil(WORD_BYTES)).map_err(|_| AllocError { bytes: len })?;
+    /// `len` zero bytes. Every page is written here, so that a launch timed
+    /// after this does not take the page faults.
+    fn zeroed(len: u64) -> Result<Storage, AllocError> {
+        let too_large = AllocError { bytes: len };
+        let bytes = usize::try_from(len).map_err(|_| too_large)?;
+        let count = bytes.div_ceil(WORD_BYTES as usize);
         let line_count = count.div_ceil(LINE_WORDS);
-        let mut lines = Vec::new();
-        lines
-            .try_reserve_exact(line_count)
-            .map_err(|_| AllocError { bytes: len })?;
-        for _ in 0..line_count {
-            let mut bytes = [0u8; LINE_BYTES];
-            fill(&mut bytes);
-            lines.push(Line(std::array::from_fn(|i| {
-                const W: usize = WORD_BYTES as usize;
-                let mut word = [0u8; W];
-                word.copy_from_slice(&bytes[i * W..(i + 1) * W]);
-                AtomicU64::new(u64::from_le_bytes(word))
-            })));
+        let mut lines: Vec<Line> = Vec::new();
+        lines.try_reserve_exact(line_count).map_err(|_| too_large)?;
+        crate::pages::prefer_huge_pages(lines.as_ptr().cast(), line_count * LINE_BYTES);
+        // SAFETY: the capacity holds `line_count` lines, and zero bytes are
+        // a valid `Line` (words of 0).
+        unsafe {
+            std::ptr::write_bytes(lines.as_mut_ptr(), 0, line_count);
+            lines.set_len(line_count);
         }
         Ok(Storage { lines, count, len })
     }
 
     /// `len` bytes taken from `bytes` (zeros once it runs out).
     fn from_bytes(len: u64, bytes: impl Iterator<Item = u8>) -> Result<Storage, AllocError> {
-        let mut bytes = bytes.take(usize::try_from(len).unwrap_or(usize::MAX));
-        Storage::build(len, |line| {
-            for (slot, byte) in line.iter_mut().zip(&mut bytes) {
-                *slot = byte;
-            }
-        })
+        let mut storage = Storage::zeroed(len)?;
+        for (slot, byte) in storage.bytes_mut().iter_mut().zip(bytes) {
+            *slot = byte;
+        }
+        Ok(storage)
     }
 
-    /// A copy of `bytes`, a line at a time (buffers of the benchmark
-    /// workloads are 64 MiB; byte by byte took longer than their launch).
+    /// A copy of `bytes`.
     fn copy_of(bytes: &[u8]) -> Result<Storage, AllocError> {
-        let mut chunks = bytes.chunks(LINE_BYTES);
-        Storage::build(bytes.len() as u64, |line| {
-            if let Some(chunk) = chunks.next() {
-                line[..chunk.len()].copy_from_slice(chunk);
-            }
-        })
+        let mut storage = Storage::zeroed(bytes.len() as u64)?;
+        storage.bytes_mut().copy_from_slice(bytes);
+        Ok(storage)
     }
 
-    fn zeroed(len: u64) -> Result<Storage, AllocError> {
-        Storage::build(len, |_| {})
+    /// The `len` bytes, to fill a storage that no other thread sees yet.
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `&mut self` excludes every other access; `zeroed` made
+        // at least `len` bytes (a `usize`) of words, and an `AtomicU64`
+        // has the size and alignment of a `u64`.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<u8>(), self.len as usize)
+        }
     }
 
     /// The buffer's words.
@@ -202,12 +199,14 @@ impl Storage {
 
     /// A copy of the bytes.
     fn bytes(&self) -> Vec<u8> {
-        let words = self.words();
-        let mut out = Vec::with_capacity(words.len() * WORD_BYTES as usize);
-        for word in words {
-            out.extend_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        let size = self.count * WORD_BYTES as usize;
+        let mut out = Vec::with_capacity(size);
+        crate::pages::prefer_huge_pages(out.as_ptr(), size);
+        out.resize(size, 0);
+        for (bytes, word) in out.chunks_exact_mut(WORD_BYTES as usize).zip(self.words()) {
+            bytes.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
         }
-        out.truncate(usize::try_from(self.len).unwrap_or(usize::MAX));
+        out.truncate(self.len as usize);
         out
     }
 }
@@ -477,6 +476,55 @@ mod tests {
             let by_element = Buffer::from_slice(&data).expect("small");
             assert_eq!(by_element.to_bytes(), data, "{len} bytes");
         }
+    }
+
+    #[test]
+    fn large_copies_keep_every_byte_and_zero_the_tail() {
+        let len = (5 << 20) + 13;
+        let data: Vec<u8> = (0..len).map(|i| (i * 31 + i / 4099) as u8).collect();
+        let buffer = Buffer::from_bytes(&data).expect("5 MiB");
+        assert_eq!(buffer.to_bytes(), data);
+        let storage = Storage::from_bytes(len as u64 + 20, data.iter().copied()).expect("5 MiB");
+        let mut tail = [9u8; 21];
+        storage.read(len as u64 - 1, &mut tail);
+        assert_eq!(tail[0], data[len - 1]);
+        assert_eq!(tail[1..], [0; 20]);
+    }
+
+    /// The huge page advice reached the kernel: the mapping around a large
+    /// buffer's first whole 2 MiB is flagged `hg` in `/proc/self/smaps`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_buffers_ask_for_huge_pages() {
+        use crate::pages::HUGE_PAGE;
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            eprintln!("no transparent huge pages in this kernel: nothing to check");
+            return;
+        }
+        let storage = Storage::zeroed(8 << 20).expect("8 MiB");
+        let probe = (storage.words().as_ptr() as usize).next_multiple_of(HUGE_PAGE);
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+        let mut inside = false;
+        let mut flags = None;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((from, to)) = range.split_once('-') {
+                    if let (Ok(from), Ok(to)) =
+                        (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16))
+                    {
+                        inside = (from..to).contains(&probe);
+                        continue;
+                    }
+                }
+            }
+            if inside {
+                if let Some(f) = line.strip_prefix("VmFlags:") {
+                    flags = Some(f.split_whitespace().map(String::from).collect::<Vec<_>>());
+                }
+            }
+        }
+        let flags = flags.expect("the buffer's mapping in /proc/self/smaps");
+        assert!(flags.iter().any(|f| f == "hg"), "VmFlags {flags:?}");
     }
 
     #[test]

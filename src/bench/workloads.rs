@@ -3,7 +3,10 @@
 //! checked against that twin.
 
 use crate::bench::baselines::{self, MandelbrotSize, Market, OptionContracts, Threads};
-use crate::bench::inputs::{f32_bytes, f32s, hash_bytes, hash_field, hash_values, u32_bytes, u32s};
+use crate::bench::inputs::{
+    collect_on_huge_pages, f32_bytes, f32s, hash_bytes, hash_field, hash_values, u32_bytes, u32s,
+    zeros_on_huge_pages,
+};
 use crate::bench::{parse_module, Launch, Prepared, Size};
 use std::hint::black_box;
 use warpjit_runtime::param;
@@ -222,12 +225,12 @@ fn mandelbrot(size: Size) -> Result<Prepared, String> {
 fn saxpy(size: Size) -> Result<Prepared, String> {
     let n = stream_len(size, 1 << 24);
     let a = 2.5f32;
-    let x: Vec<f32> = (0..n).map(|i| hash_field(i, 0, n, -1.0, 1.0)).collect();
-    let y: Vec<f32> = (0..n).map(|i| hash_field(i, 1, n, -1.0, 1.0)).collect();
+    let x = collect_on_huge_pages((0..n).map(|i| hash_field(i, 0, n, -1.0, 1.0)));
+    let y = collect_on_huge_pages((0..n).map(|i| hash_field(i, 1, n, -1.0, 1.0)));
     let mut expected = vec![0f32; n];
     baselines::saxpy(a, &x, &y, &mut expected, Threads::One);
     let buffers = vec![f32_bytes(&x), f32_bytes(&y)];
-    let mut out = vec![0f32; n];
+    let mut out = zeros_on_huge_pages::<f32>(n);
     Ok(Prepared {
         launch: launch(
             "saxpy",
@@ -273,7 +276,7 @@ fn scan(size: Size) -> Result<Prepared, String> {
     let mut expected = vec![0u32; n];
     baselines::scan(&x, &mut expected, Threads::One);
     let buffers = vec![u32_bytes(&x), vec![0; n * 4]];
-    let mut out = vec![0u32; n];
+    let mut out = zeros_on_huge_pages::<u32>(n);
     Ok(Prepared {
         launch: launch("scan", groups_for(n), vec![param(n as u32)], buffers)?,
         units: n as f64,
@@ -307,7 +310,7 @@ fn compact(size: Size) -> Result<Prepared, String> {
     let count = baselines::compact(&x, &mut kept, Threads::One);
     let expected = multiset(&kept[..count]);
     let buffers = vec![u32_bytes(&x), vec![0; 4], vec![0; n * 4]];
-    let mut out = vec![0u32; n];
+    let mut out = zeros_on_huge_pages::<u32>(n);
     // Chunks of 32 per warp tile, and workgroups: one tile per warp at full
     // size; at test size, small tiles and two workgroups, so warps step
     // through several tiles.
@@ -413,11 +416,11 @@ fn blackscholes(size: Size) -> Result<Prepared, String> {
         rate: 0.02,
         volatility: 0.30,
     };
-    let spot: Vec<f32> = (0..n).map(|i| hash_field(i, 0, n, 5.0, 30.0)).collect();
-    let strike: Vec<f32> = (0..n).map(|i| hash_field(i, 1, n, 1.0, 100.0)).collect();
-    let years: Vec<f32> = (0..n).map(|i| hash_field(i, 2, n, 0.25, 10.0)).collect();
-    let mut call = vec![0f32; n];
-    let mut put = vec![0f32; n];
+    let spot = collect_on_huge_pages((0..n).map(|i| hash_field(i, 0, n, 5.0, 30.0)));
+    let strike = collect_on_huge_pages((0..n).map(|i| hash_field(i, 1, n, 1.0, 100.0)));
+    let years = collect_on_huge_pages((0..n).map(|i| hash_field(i, 2, n, 0.25, 10.0)));
+    let mut call = zeros_on_huge_pages::<f32>(n);
+    let mut put = zeros_on_huge_pages::<f32>(n);
     let options = OptionContracts {
         spot: &spot,
         strike: &strike,

@@ -509,9 +509,10 @@ mod tests {
         for line in smaps.lines() {
             if let Some((range, _)) = line.split_once(' ') {
                 if let Some((from, to)) = range.split_once('-') {
-                    if let (Ok(from), Ok(to)) =
-                        (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16))
-                    {
+                    if let (Ok(from), Ok(to)) = (
+                        usize::from_str_radix(from, 16),
+                        usize::from_str_radix(to, 16),
+                    ) {
                         inside = (from..to).contains(&probe);
                         continue;
                     }

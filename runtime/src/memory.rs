@@ -42,20 +42,31 @@ const LINE_BYTES: usize = LINE_WORDS * WORD_BYTES as usize;
 struct Line([AtomicU64; LINE_WORDS]);
 
 impl Storage {
-    /// `len` zero bytes. Every page is written here, so that a launch timed
-    /// after this does not take the page faults.
+    /// `len` zero bytes.
     fn zeroed(len: u64) -> Result<Storage, AllocError> {
+        Storage::starting_with(len, &[])
+    }
+
+    /// `len` bytes: `prefix` (at most `len` bytes), then zeros. Every byte
+    /// is written once, and every page here, so that a launch timed after
+    /// this does not take the page faults.
+    fn starting_with(len: u64, prefix: &[u8]) -> Result<Storage, AllocError> {
         let too_large = AllocError { bytes: len };
         let bytes = usize::try_from(len).map_err(|_| too_large)?;
         let count = bytes.div_ceil(WORD_BYTES as usize);
         let line_count = count.div_ceil(LINE_WORDS);
         let mut lines: Vec<Line> = Vec::new();
         lines.try_reserve_exact(line_count).map_err(|_| too_large)?;
-        crate::pages::prefer_huge_pages(lines.as_ptr().cast(), line_count * LINE_BYTES);
-        // SAFETY: the capacity holds `line_count` lines, and zero bytes are
-        // a valid `Line` (words of 0).
+        let size = line_count * LINE_BYTES;
+        crate::pages::prefer_huge_pages(lines.as_ptr().cast(), size);
+        let copied = prefix.len().min(bytes);
+        // SAFETY: the capacity holds `size` bytes, of which the first
+        // `copied` come from `prefix` and the rest are zeros, and any bytes
+        // are a valid `Line` (words of plain integers).
         unsafe {
-            std::ptr::write_bytes(lines.as_mut_ptr(), 0, line_count);
+            let base = lines.as_mut_ptr().cast::<u8>();
+            std::ptr::copy_nonoverlapping(prefix.as_ptr(), base, copied);
+            std::ptr::write_bytes(base.add(copied), 0, size - copied);
             lines.set_len(line_count);
         }
         Ok(Storage { lines, count, len })
@@ -72,9 +83,7 @@ impl Storage {
 
     /// A copy of `bytes`.
     fn copy_of(bytes: &[u8]) -> Result<Storage, AllocError> {
-        let mut storage = Storage::zeroed(bytes.len() as u64)?;
-        storage.bytes_mut().copy_from_slice(bytes);
-        Ok(storage)
+        Storage::starting_with(bytes.len() as u64, bytes)
     }
 
     /// The `len` bytes, to fill a storage that no other thread sees yet.
@@ -202,9 +211,8 @@ impl Storage {
         let size = self.count * WORD_BYTES as usize;
         let mut out = Vec::with_capacity(size);
         crate::pages::prefer_huge_pages(out.as_ptr(), size);
-        out.resize(size, 0);
-        for (bytes, word) in out.chunks_exact_mut(WORD_BYTES as usize).zip(self.words()) {
-            bytes.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        for word in self.words() {
+            out.extend_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
         }
         out.truncate(self.len as usize);
         out

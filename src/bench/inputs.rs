@@ -20,7 +20,7 @@ pub fn hash_bytes(n: usize) -> Vec<u8> {
 
 /// The items of `values` in memory that asks for huge pages, as the JIT's
 /// buffers do: a baseline and the kernel it is compared with then run on
-/// pages of one size (W3 ran 3-8% faster on 2 MiB pages).
+/// pages of one size (W3 ran 3-39% faster on 2 MiB pages).
 pub fn collect_on_huge_pages<T>(values: impl Iterator<Item = T>) -> Vec<T> {
     let len = values.size_hint().0;
     let mut out: Vec<T> = Vec::with_capacity(len);

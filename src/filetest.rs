@@ -7,9 +7,10 @@
 //! //! expect: @out[4..8] = 7*4                    VALUE*N repeats a value
 //! ```
 //!
-//! A file with `expect:` lines is run on the interpreter with its `run:`
-//! arguments (`--print` and `--output` are ignored); every `expect:` line is
-//! then checked. `BUFFER` is a name (with or without `@`) or a binding;
+//! A file with `expect:` lines is run with its `run:` arguments (`--print`
+//! and `--output` are ignored) on the interpreter and on the JIT, or on the
+//! one `--backend` names; every `expect:` line is then checked after each
+//! run. `BUFFER` is a name (with or without `@`) or a binding;
 //! `[RANGE]` is `A..B` or a single index, and without it the line covers the
 //! whole buffer. The values are in the buffer's declared element type, as
 //! `--buffer const:` reads them (decimal, `0x` bit patterns, floats); they
@@ -21,7 +22,7 @@
 
 use crate::directives::{self, DirectiveKind};
 use crate::run::options::{BufferRef, ElemRange};
-use crate::run::{self, plan::find_buffer};
+use crate::run::{self, plan::find_buffer, Backend};
 use crate::values::{self, decode_float, read_element};
 use std::path::Path;
 use warpjit_ir::{text, Diagnostic, Diagnostics, Module, VerifiedModule};
@@ -131,16 +132,23 @@ fn check_run(file: &str, source: &str, expectations: &[(usize, &str)]) -> Result
     let mut options = run::options_from_source(file, source)?;
     options.prints.clear();
     options.outputs.clear();
-    let mut plan = run::plan(&module, &options).map_err(|e| format!("{file}: {e}"))?;
-    run::execute(&module, &mut plan).map_err(|e| format!("{file}: {e}"))?;
-    let failures: Vec<String> = expectations
-        .iter()
-        .filter_map(|(line, text)| {
+    // The interpreter defines the semantics; the JIT must give the same.
+    let backends = match options.backend {
+        Some(named) => vec![named],
+        None => vec![Backend::Interp, Backend::Jit],
+    };
+    let mut failures = Vec::new();
+    for backend in backends {
+        options.backend = Some(backend);
+        let on = backend.name();
+        let mut plan = run::plan(&module, &options).map_err(|e| format!("{file} ({on}): {e}"))?;
+        run::execute(&module, &mut plan).map_err(|e| format!("{file} ({on}): {e}"))?;
+        failures.extend(expectations.iter().filter_map(|(line, text)| {
             check_expectation(&module, &plan.buffers, text)
                 .err()
-                .map(|e| format!("{file}:{line}: {e}"))
-        })
-        .collect();
+                .map(|e| format!("{file}:{line} ({on}): {e}"))
+        }));
+    }
     if failures.is_empty() {
         Ok(())
     } else {

@@ -54,6 +54,7 @@ filetests! {
     quad_partial_quad => "quad_partial_quad.warp",
     derivatives_fbo_layout => "derivatives_fbo_layout.warp",
     demote_helpers => "demote_helpers.warp",
+    demote_private_arrays => "demote_private_arrays.warp",
     bitfield_ops => "bitfield_ops.warp",
     convert_values => "convert_values.warp",
     pk64_up64 => "pk64_up64.warp",

@@ -3,8 +3,9 @@
 //! lane-varying indices at every width (AVX-512 permutes), local and global
 //! IDs of 1-, 2- and 3-D workgroups (f32 division), loads and stores at
 //! scattered addresses (the lane-by-lane routine and its inline form) and
-//! packed stores (stream compaction), lane masks' bit sets used in every
-//! lane, and divergent `if`s on float compares (masked compares), each
+//! packed stores (stream compaction), helper lanes' private arrays, lane
+//! masks' bit sets used in every lane, and divergent `if`s on float
+//! compares (masked compares), each
 //! under divergence and with out-of-bounds lanes where there is memory,
 //! comparing memory and fault reports.
 
@@ -1125,4 +1126,21 @@ fn shared_slots_of_warps_need_no_bounds_test() {
         &[Vec::new()],
         &buffers,
     );
+}
+
+/// Helper lanes store to their private arrays, in the kernel and in a called
+/// function, and their neighbours read those values through quad swizzles
+/// and derivatives; their shared-memory and buffer stores are dropped. The
+/// filetest pins the interpreter's results to the spec.
+#[test]
+fn helper_lanes_write_their_private_arrays() {
+    let text = include_str!("../../tests/filetests/demote_private_arrays.warp");
+    let memory = agree(
+        text,
+        &[LaunchConfig::new([1, 1, 1], [32, 1, 1])],
+        &[Vec::new()],
+        &[vec![0u8; 4 * 160]],
+    );
+    // Lane 0's quad.1 of 10 * lane: the helper's (lane 1's) private value.
+    assert_eq!(memory[0][..4], 10u32.to_le_bytes());
 }

@@ -43,7 +43,8 @@ pub(crate) fn load(
     }
 }
 
-/// Stores in the lanes of `cx.mask` (the caller leaves helpers out); for
+/// Stores in the lanes of `cx.mask` (the caller leaves helpers out, except
+/// for private arrays); for
 /// equal addresses the highest lane's value stays.
 pub(crate) fn store(
     cx: &mut InstCx<'_, '_>,

@@ -8,7 +8,7 @@ use super::memory::FaultReport;
 use super::warp::{lanes, Frame, Lanes, WarpState};
 use super::{access, collective, ExecError, GlobalMemory, LaunchConfig};
 use crate::module::{Function, Inst, Module};
-use crate::ops::{Builtin, Op};
+use crate::ops::{Builtin, MemRef, Op};
 use crate::semantics;
 use crate::types::Type;
 use crate::WARP_SIZE;
@@ -180,8 +180,12 @@ pub(crate) fn exec_inst<'m>(
         Op::Deriv { axis, fine } => collective::derivative(&mut cx, *axis, *fine),
         Op::Load { mem, format } => access::load(&mut cx, env, warp_index, *mem, *format),
         Op::Store { mem, format } => {
-            // Helper lanes do not store.
-            cx.mask &= !helpers;
+            // Helper lanes write only their own private arrays: what they
+            // compute must still reach their neighbours' quad swizzles
+            // and derivatives.
+            if !matches!(mem, MemRef::Private(_)) {
+                cx.mask &= !helpers;
+            }
             access::store(&mut cx, env, warp_index, *mem, *format)
         }
         Op::Atom { mem, op, format } => {

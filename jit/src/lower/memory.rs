@@ -906,7 +906,12 @@ pub fn store<'ctx>(
 ) -> Result<(), JitError> {
     let e = fl.e;
     let b = &e.b;
-    let m = mask_without_helpers(fl)?;
+    // Helper lanes write only their own private arrays (as the interpreter).
+    let m = if matches!(mem, MemRef::Private(_)) {
+        fl.mask.current(e)?
+    } else {
+        mask_without_helpers(fl)?
+    };
     let vt = elem_vec(fl, format.elem);
     let mut raws = Vec::new();
     for (v, ty) in values {

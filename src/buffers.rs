@@ -139,11 +139,7 @@ impl BufferSpec {
         match self {
             BufferSpec::File { path, format } => {
                 let format = format.unwrap_or(declared);
-                let bytes = std::fs::read(path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                if bytes.len() as u64 > MAX_BUFFER_BYTES {
-                    return Err(format!("{} is larger than 4 GiB", path.display()));
-                }
+                let bytes = crate::files::read_at_most(path, MAX_BUFFER_BYTES, "4 GiB")?;
                 if bytes.len() % format.bytes() as usize != 0 {
                     return Err(format!(
                         "{} has {} bytes, not a whole number of {} elements",

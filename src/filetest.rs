@@ -146,7 +146,7 @@ fn check_run(file: &str, source: &str, expectations: &[(usize, &str)]) -> Result
         failures.extend(expectations.iter().filter_map(|(line, text)| {
             check_expectation(&module, &plan.buffers, text)
                 .err()
-                .map(|e| format!("{file}:{line} ({on}): {e}"))
+                .map(|e| format!("{file}:{line}: on {on}: {e}"))
         }));
     }
     if failures.is_empty() {
@@ -271,6 +271,11 @@ mod tests {
         let err = run_source("fill.warp", &source).unwrap_err();
         assert!(err.contains("fill.warp:9:"), "{err}");
         assert!(err.contains("[2] expected 7, got 6"), "{err}");
+        // Checked after the run on each backend.
+        assert!(
+            err.contains(":9: on interp: ") && err.contains(":9: on jit: "),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod bench;
 pub mod buffers;
 pub mod cli;
 pub mod directives;
+pub mod files;
 pub mod filetest;
 pub mod fuzz;
 pub mod run;

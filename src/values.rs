@@ -81,6 +81,13 @@ pub fn int_bits(text: &str, bits: u32) -> Result<u64, String> {
     Ok((value as u64) & width_mask(bits))
 }
 
+/// Whether `text` spells infinity (`inf`, `-Infinity`, ...) rather than a
+/// number too large for `f64`.
+fn names_infinity(text: &str) -> bool {
+    let t = text.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    t == "inf" || t == "infinity"
+}
+
 fn float_value(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .map_err(|_| format!("`{text}` is not a number"))
@@ -124,7 +131,16 @@ pub fn parse_element(format: NumFormat, text: &str) -> Result<u64, String> {
         if text.starts_with("0x") || text.starts_with("0X") {
             return int_bits(text, format.bits());
         }
-        return float_value(text).map(|x| encode_float(format, x));
+        let x = float_value(text)?;
+        let bits = encode_float(format, x);
+        // A finite number too large for the format is a mistake (as in
+        // program text); `inf` says so when infinity is meant.
+        if x.is_finite() && decode_float(format, bits).is_infinite()
+            || x.is_infinite() && !names_infinity(text)
+        {
+            return Err(format!("`{text}` overflows {}", format.name()));
+        }
+        return Ok(bits);
     }
     int_bits(text, format.bits())
 }
@@ -247,6 +263,27 @@ mod tests {
         assert_eq!(parse_element(NumFormat::F32, "nan"), Ok(0x7fff_ffff));
         assert_eq!(parse_element(NumFormat::F16, "nan"), Ok(0x7fff));
         assert_eq!(parse_element(NumFormat::F16, "-inf"), Ok(0xfc00));
+    }
+
+    #[test]
+    fn floats_too_large_for_their_format_are_refused() {
+        let e = parse_element(NumFormat::F32, "1e40").unwrap_err();
+        assert_eq!(e, "`1e40` overflows f32");
+        assert!(parse_element(NumFormat::F16, "70000").is_err());
+        assert!(parse_element(NumFormat::F64, "-1e400").is_err());
+        assert!(parse_param(Type::F32, "1e40").is_err());
+        // The largest finite values, and what rounds to them, are kept.
+        assert_eq!(parse_element(NumFormat::F16, "65519"), Ok(0x7bff));
+        assert_eq!(
+            parse_element(NumFormat::F32, "3.4028235e38"),
+            Ok(0x7f7f_ffff)
+        );
+        // Infinity is written as such.
+        assert_eq!(parse_element(NumFormat::F32, "inf"), Ok(0x7f80_0000));
+        assert_eq!(
+            parse_element(NumFormat::F64, "-Infinity"),
+            Ok((-f64::INFINITY).to_bits())
+        );
     }
 
     #[test]

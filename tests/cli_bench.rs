@@ -95,6 +95,16 @@ fn bad_names_and_options_are_one_line_errors() {
         "{}",
         run.stderr
     );
+    // Before any measuring: nothing is printed to stdout.
+    let run = warpjit(&dir, &["bench", "saxpy", "--plot", "no/such/dir/plot.svg"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("--plot no/such/dir/plot.svg: the directory"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
     let run = warpjit(&dir, &["bench", "--runs", "0"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("--runs"), "{}", run.stderr);

@@ -146,6 +146,21 @@ fn side_options_apply_to_one_side_only() {
         "{out}"
     );
     assert!(out.contains("@out identical"), "{out}");
+    // A side's options are split like a `//! run:` line: quotes group.
+    let run = warpjit(
+        &dir,
+        &[
+            "compare",
+            "twice_mul.warp",
+            "--b",
+            "--buffer 'out=zeros:u32:64'",
+            "--pairs",
+            "1",
+            "--warmups",
+            "1",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[test]

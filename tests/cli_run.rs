@@ -541,7 +541,7 @@ fn bad_options_give_one_line_naming_the_option() {
         (&["--warps-per-sm", "0"], &["--warps-per-sm"]),
         (&["--fuel", "-5"], &["--fuel", "-5"]),
         (&["--fuel", "lots"], &["--fuel"]),
-        (&["--sms", "2000"], &["--sms 2000", "at most 1024 SMs"]),
+        (&["--sms", "2000"], &["--sms", "2000", "at most 1024 SMs"]),
         (&["--watchdog", "-1"], &["--watchdog", "-1"]),
         (&["--watchdog", "soon"], &["--watchdog", "seconds"]),
         (&["--watchdog", "nan"], &["--watchdog"]),
@@ -634,4 +634,43 @@ fn a_run_with_the_perf_map_variable_writes_perf_names_for_the_kernel() {
     assert!(start > 0 && size > 0, "{kernel}");
     assert_eq!(run(None), None);
     assert_eq!(run(Some("0")), None);
+}
+
+/// A `file:` input on a `//! run:` line is found next to the program, from
+/// any working directory; one given on the command line is relative to the
+/// working directory.
+#[test]
+fn run_line_input_files_are_beside_the_program() {
+    let dir = scratch("input-beside", &[]);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(
+        dir.join("sub/copy.warp"),
+        "//! run: --buffer src=file:in.bin --buffer out=zeros:2\n\
+         buffer @src[0]: u32\n\
+         buffer @out[1]: u32\n\
+         kernel @main workgroup(32) {\n\
+         \x20 %i = lane_id\n\
+         \x20 %a = shl %i, 2\n\
+         \x20 %v = load.u32 @src, %a\n\
+         \x20 store.u32 @out, %a, %v\n\
+         }\n",
+    )
+    .unwrap();
+    let words = |a: u32, b: u32| [a.to_le_bytes(), b.to_le_bytes()].concat();
+    std::fs::write(dir.join("sub/in.bin"), words(7, 9)).unwrap();
+    std::fs::write(dir.join("in.bin"), words(1, 2)).unwrap();
+    let out = ok(&dir, &["run", "sub/copy.warp", "--print", "out"]);
+    assert_eq!(printed(&out, "out"), ["7", "9"]);
+    let out = ok(
+        &dir,
+        &[
+            "run",
+            "sub/copy.warp",
+            "--buffer",
+            "src=file:in.bin",
+            "--print",
+            "out",
+        ],
+    );
+    assert_eq!(printed(&out, "out"), ["1", "2"]);
 }

@@ -215,6 +215,16 @@ fn huge_dispatches_and_bindings_beyond_memory_are_refused_or_stopped() {
         &run(&["--buffer", "out=file:/nonexistent/x.bin"]),
         "cannot read",
     );
+    // A device reports no size and never ends: the read stops at the limit.
+    refused(
+        &warpjit(&dir, &["check", "/dev/zero"]),
+        "larger than 64 MiB",
+    );
+    // A float too large for its format is refused, as in program text.
+    refused(
+        &run(&["--buffer", "out=const:f32:4:1e40"]),
+        "`1e40` overflows f32",
+    );
     // A hundred million workgroups would take hours: the watchdog stops them.
     refused(
         &run(&[
@@ -246,6 +256,12 @@ fn fuzz_and_replay_refuse_bad_arguments_and_bad_reproducers() {
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stderr.contains(needle), "{args:?}:\n{}", run.stderr);
     }
+    // The reproducers' directory is checked before the campaign starts.
+    std::fs::write(dir.join("a_file"), "").unwrap();
+    refused(
+        &warpjit(&dir, &["fuzz", "--cases", "1", "--out", "a_file"]),
+        "--out a_file: not a directory",
+    );
     refused(&warpjit(&dir, &["replay", "missing"]), "cannot read");
     refused(&warpjit(&dir, &["replay", "."]), "does not check");
     good_run_works(&dir);

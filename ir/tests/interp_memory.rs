@@ -3,7 +3,7 @@
 
 mod interp_support;
 use interp_support::*;
-use warpjit_ir::interp::AccessKind;
+use warpjit_ir::interp::{self, AccessKind, ExecError};
 
 #[test]
 fn same_address_atomic_add_returns_ascending_values_by_lane() {
@@ -414,4 +414,38 @@ fn killed_warps_and_barriers_in_functions() {
         };
         assert_eq!(w, expected, "index {i}");
     }
+}
+
+/// A chain of calls whose private arrays pass the budget of a warp
+/// (`MAX_WARP_PRIVATE_BYTES`, as the JIT's stack) stops with an error
+/// naming the call, instead of taking the host's memory.
+#[test]
+fn private_arrays_of_deep_calls_have_a_budget() {
+    let per_call = 16 * 1024 * 32u64;
+    let allowed = interp::MAX_WARP_PRIVATE_BYTES / per_call;
+    let depth = allowed + 2;
+    let mut src = String::from(
+        "buffer @out[0]: u32
+        kernel @main workgroup(32) {
+          call @f1()
+          store.u32 @out, 0, 1
+        }
+        ",
+    );
+    for i in 1..=depth {
+        src.push_str(&format!("func @f{i}() {{\n  private @p[16384]\n"));
+        if i < depth {
+            src.push_str(&format!("  call @f{}()\n", i + 1));
+        }
+        src.push_str("}\n");
+    }
+    let err = try_run(&src, [1, 1, 1], &[], vec![words(1, 0)])
+        .err()
+        .expect("the launch stops");
+    let text = err.to_string();
+    assert!(
+        matches!(err, ExecError::OutOfMemory { .. })
+            && text.contains(&format!("@f{}", allowed + 1)),
+        "{text}"
+    );
 }

@@ -1282,3 +1282,17 @@ fn rendered_error_points_at_the_token() {
          1 error in k.warp\n"
     );
 }
+
+#[test]
+fn a_leading_byte_order_mark_is_skipped() {
+    let plain = "kernel @main workgroup(32) {\n  %x = lane_id\n}\n";
+    let with_mark = format!("\u{feff}{plain}");
+    let a = text::parse(plain).expect("parses");
+    let b = text::parse(&with_mark).expect("parses after the mark");
+    assert_eq!(dump(&a), dump(&b));
+    // Elsewhere it is still an error, with its position.
+    check(
+        "kernel @main workgroup(32) {\n  \u{feff}%x = lane_id\n}\n",
+        "error 2:3: unexpected character `\u{feff}` (U+FEFF)",
+    );
+}

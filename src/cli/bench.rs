@@ -58,6 +58,10 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
         }
         return Ok(());
     }
+    if let Some(path) = &args.plot {
+        // Before minutes of measuring, not after.
+        check_plot_path(path)?;
+    }
     let options = BenchOptions {
         runs: args.runs as usize,
         interp_runs: if args.no_interp {
@@ -118,4 +122,24 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
         ("warpjit", env!("CARGO_PKG_VERSION").to_string()),
         ("prefetch ahead", options.jit.prefetch_ahead.name().into()),
     ]
+}
+
+/// Whether the plot can go to `path`: its directory exists, and it is not
+/// a directory itself.
+fn check_plot_path(path: &std::path::Path) -> Result<(), String> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(format!("--plot {shown}: is a directory"));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "--plot {shown}: the directory {} does not exist",
+            parent.display()
+        ));
+    }
+    Ok(())
 }

@@ -24,6 +24,10 @@ Examples:
   warpjit compare examples/mandelbrot.warp --a \"--opt-level 1\" --b \"--opt-level 2\"
   warpjit compare examples/mandelbrot.warp --a \"--sms 1\" --b \"--sms 2\"
   warpjit compare old.warp new.warp --grid 1024 --param n=1000000")]
+// The run options that write outputs are refused here: not in the help.
+#[command(mut_arg("prints", |a| a.hide(true)))]
+#[command(mut_arg("outputs", |a| a.hide(true)))]
+#[command(mut_arg("image", |a| a.hide(true)))]
 pub struct CompareArgs {
     /// Side A's .warp file.
     #[arg(value_name = "FILE_A")]
@@ -124,7 +128,7 @@ fn side_plan(
     options.image = None;
     options = options.then(shared.clone());
     if let Some(words) = own {
-        let words: Vec<String> = words.split_whitespace().map(String::from).collect();
+        let words = crate::directives::split_words(words).map_err(|e| format!("{flag}: {e}"))?;
         let own = RunOptions::from_words_in(&words, flag, "")?;
         if let Some(option) = output_option(&own) {
             return Err(Failure::Message(format!(

@@ -53,6 +53,7 @@ pub fn fuzz(args: &FuzzArgs) -> CommandResult {
         (None, None) => Some(Duration::from_secs(60)),
         (t, _) => t,
     };
+    check_out_dir(&args.out)?;
     let opts = CampaignOptions {
         seed,
         cases: args.cases,
@@ -242,4 +243,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Whether reproducers can be written under `dir`: it is a directory, or
+/// can be created (the probe leaves nothing behind; the campaign creates
+/// it when it has something to write).
+fn check_out_dir(dir: &std::path::Path) -> Result<(), String> {
+    let shown = dir.display();
+    if dir.exists() {
+        return if dir.is_dir() {
+            Ok(())
+        } else {
+            Err(format!("--out {shown}: not a directory"))
+        };
+    }
+    let mut created = Vec::new();
+    let mut missing = Some(dir);
+    while let Some(d) = missing.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        created.push(d);
+        missing = d.parent();
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("--out {shown}: cannot create it: {e}"))?;
+    for d in created {
+        let _ = std::fs::remove_dir(d);
+    }
+    Ok(())
 }

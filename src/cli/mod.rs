@@ -186,14 +186,10 @@ const MAX_SOURCE_BYTES: u64 = 64 << 20;
 /// Reads a `.warp` file as text; the error names the file.
 fn read_source(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let metadata = std::fs::metadata(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if metadata.is_dir() {
+    if path.is_dir() {
         return Err(format!("{shown} is a directory, not a .warp file"));
     }
-    if metadata.len() > MAX_SOURCE_BYTES {
-        return Err(format!("{shown} is larger than 64 MiB"));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bytes = crate::files::read_at_most(path, MAX_SOURCE_BYTES, "64 MiB")?;
     String::from_utf8(bytes).map_err(|e| {
         let (line, col) = warpjit_ir::span::line_col(
             &String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]),

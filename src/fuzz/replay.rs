@@ -2,7 +2,6 @@
 
 use super::compare::{classify, describe, FindingKind};
 use super::exec::{effective_machine, run_on, Engine, Launch, Machine, Workspace};
-use crate::buffers::BufferSpec;
 use crate::run;
 use std::path::Path;
 use std::sync::Arc;
@@ -41,18 +40,13 @@ impl Replay {
 pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let file = dir.join("program.warp");
     let shown = file.display().to_string();
-    let source = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let bytes = crate::files::read_at_most(&file, 64 << 20, "64 MiB")?;
+    let source = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
     let module = text::parse(&source)
         .and_then(VerifiedModule::new)
         .map_err(|d| format!("{shown} does not check:\n{}", d.render(&shown, &source)))?;
-    let mut options = run::options_from_source(&shown, &source)?;
-    for arg in &mut options.buffers {
-        if let BufferSpec::File { path, .. } = &mut arg.spec {
-            if path.is_relative() {
-                *path = dir.join(&*path);
-            }
-        }
-    }
+    // Buffer files are taken from DIR, where the `//! run:` lines are.
+    let options = run::options_from_source(&shown, &source)?;
     let plan = run::plan(&module, &options)?;
     let launch = Launch {
         grid: plan.grid.0,

@@ -10,6 +10,7 @@ pub mod plan;
 pub use options::{Backend, RunOptions};
 pub use plan::{plan, RunPlan};
 
+use crate::buffers::BufferSpec;
 use crate::directives::{self, DirectiveKind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,13 +33,24 @@ pub struct RunOutcome {
 }
 
 /// The options of a file's `//! run:` lines, later lines on top of earlier
-/// ones. `file` names the file in errors.
+/// ones. `file` is the file's path: it names the file in errors, and the
+/// relative paths of `file:` buffer contents are taken from its directory
+/// (outputs stay relative to the working directory).
 pub fn options_from_source(file: &str, source: &str) -> Result<RunOptions, String> {
     let mut options = RunOptions::default();
+    let dir = std::path::Path::new(file).parent();
     for directive in directives::scan(source).map_err(|e| format!("{file}: {e}"))? {
         if let DirectiveKind::Run(words) = directive.kind {
             let origin = format!("{file}:{}", directive.line);
-            options = options.then(RunOptions::from_words(&words, &origin)?);
+            let mut line = RunOptions::from_words(&words, &origin)?;
+            for arg in &mut line.buffers {
+                if let (BufferSpec::File { path, .. }, Some(dir)) = (&mut arg.spec, dir) {
+                    if path.is_relative() {
+                        *path = dir.join(&*path);
+                    }
+                }
+            }
+            options = options.then(line);
         }
     }
     Ok(options)

@@ -8,6 +8,7 @@ use clap::Parser;
 use std::time::Duration;
 use warpjit_ir::NumFormat;
 use warpjit_jit::{JitOptions, PrefetchAhead, Target};
+use warpjit_runtime::MAX_SM_COUNT;
 
 /// Which engine executes the kernel's workgroups on the runtime's SMs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +32,26 @@ impl Backend {
     pub fn counts_statements(self) -> bool {
         self == Backend::Interp
     }
+}
+
+/// `--sms`: 1 to `MAX_SM_COUNT` (checked when the options are read, so a
+/// `//! run:` line's mistake names its line).
+fn parse_sms(s: &str) -> Result<u32, String> {
+    let n: u32 = s.parse().map_err(|e| format!("{e}"))?;
+    match n {
+        0 => Err("need at least one SM".into()),
+        n if n > MAX_SM_COUNT => Err(format!("at most {MAX_SM_COUNT} SMs (one thread each)")),
+        n => Ok(n),
+    }
+}
+
+/// `--warps-per-sm`: at least 1.
+fn parse_warp_slots(s: &str) -> Result<u32, String> {
+    let n: u32 = s.parse().map_err(|e| format!("{e}"))?;
+    if n == 0 {
+        return Err("need at least one warp slot".into());
+    }
+    Ok(n)
 }
 
 /// The JIT's instruction set: `native`, `avx2` or `sse4.2`
@@ -115,10 +136,15 @@ pub struct RunOptions {
     #[command(flatten)]
     pub prefetch: PrefetchArg,
     /// Simulated SMs, one thread each (default: one per core; at most 1024).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_sms)]
     pub sms: Option<u32>,
     /// Warp slots per SM; a workgroup may not have more warps (default 64).
-    #[arg(long = "warps-per-sm", value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long = "warps-per-sm",
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = parse_warp_slots
+    )]
     pub warps_per_sm: Option<u32>,
     /// Fuel of each warp: statements (interp) or loop iterations (jit) it
     /// may execute before the run is stopped.

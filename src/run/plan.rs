@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 use warpjit_ir::{FuncId, FuncKind, Module, NumFormat};
 use warpjit_jit::JitOptions;
-use warpjit_runtime::MAX_SM_COUNT;
 
 /// A run, fully resolved.
 #[derive(Clone, Debug)]
@@ -78,17 +77,6 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
             _ => Dims(DEFAULT_WORKGROUP),
         });
     let grid = options.grid.unwrap_or(Dims([1, 1, 1]));
-    if options.sms == Some(0) {
-        return Err("--sms 0: need at least one SM".into());
-    }
-    if let Some(sms) = options.sms.filter(|&n| n > MAX_SM_COUNT) {
-        return Err(format!(
-            "--sms {sms}: at most {MAX_SM_COUNT} SMs (one thread each)"
-        ));
-    }
-    if options.warps_per_sm == Some(0) {
-        return Err("--warps-per-sm 0: need at least one warp slot".into());
-    }
     let params = resolve_params(module, options)?;
     let buffers = resolve_buffers(module, options)?;
     let prints = resolve_prints(module, options, &buffers)?;
@@ -220,7 +208,8 @@ fn resolve_buffers(module: &Module, options: &RunOptions) -> Result<Vec<Vec<u8>>
     for (arg, decl) in chosen.into_iter().zip(&module.buffers) {
         let arg = arg.ok_or_else(|| {
             format!(
-                "buffer @{}[{}]: {} has no contents; give --buffer {}=SPEC (e.g. zeros:1024)",
+                "buffer @{}[{}]: {} has no contents; give --buffer {}=SPEC (e.g. zeros:1024) \
+                 on the command line or on a `//! run:` line",
                 decl.name,
                 decl.binding,
                 decl.elem.name(),

@@ -31,6 +31,7 @@ mod warp;
 
 pub use launch::{launch, run_workgroup, run_workgroup_placed, validate_launch, Placement};
 pub use memory::{atomic_on_bytes, AccessKind, Fault, FaultReport, GlobalMemory};
+pub use warp::MAX_WARP_PRIVATE_BYTES;
 
 use crate::module::{FuncId, FuncKind, Module};
 use std::fmt;

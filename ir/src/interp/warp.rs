@@ -179,6 +179,21 @@ pub(crate) struct WarpState<'m> {
     pub status: WarpStatus,
     fuel_left: Option<u64>,
     pub statements: u64,
+    /// Bytes of the private arrays of `frames`, all lanes.
+    private_bytes: u64,
+}
+
+/// The most a warp's live private arrays may take, all lanes and calls (as
+/// much as the JIT's stack for a warp): deep chains of calls with private
+/// arrays would otherwise take the host's memory.
+pub const MAX_WARP_PRIVATE_BYTES: u64 = 256 << 20;
+
+/// Bytes of `func`'s private arrays for a whole warp.
+fn private_bytes(func: &Function) -> u64 {
+    func.privates
+        .iter()
+        .map(|p| u64::from(p.size) * u64::from(WARP_SIZE))
+        .sum()
 }
 
 impl<'m> WarpState<'m> {
@@ -204,6 +219,7 @@ impl<'m> WarpState<'m> {
             },
             fuel_left: fuel,
             statements: 0,
+            private_bytes: private_bytes(kernel),
         })
     }
 
@@ -468,6 +484,7 @@ impl<'m> WarpState<'m> {
     /// not killed) receive the results in the caller's places.
     fn return_from_frame(&mut self) -> Result<(), ExecError> {
         let frame = self.frames.pop().expect("returning from a frame");
+        self.private_bytes -= private_bytes(frame.func);
         let back = frame.entry & self.live;
         if let (Some(inst), Some(caller)) = (frame.call_site, self.frames.last_mut()) {
             for (slot, place) in inst.results.iter().enumerate() {
@@ -491,11 +508,23 @@ impl<'m> WarpState<'m> {
         mask: u32,
         params: &[u64],
     ) -> Result<(), ExecError> {
+        let needed = private_bytes(callee);
+        if self.private_bytes + needed > MAX_WARP_PRIVATE_BYTES {
+            return Err(ExecError::OutOfMemory {
+                what: format!(
+                    "the private arrays of @{} ({} MiB at most for a warp's calls)",
+                    callee.name,
+                    MAX_WARP_PRIVATE_BYTES >> 20
+                ),
+                bytes: needed,
+            });
+        }
         let mut frame = self
             .spare_frames
             .pop()
             .unwrap_or_else(|| Frame::new(callee));
         frame.reset(callee, mask, Some(inst))?;
+        self.private_bytes += needed;
         let caller = self.frame();
         for (param, operand) in callee.params.iter().zip(&inst.args) {
             for lane in lanes(mask) {

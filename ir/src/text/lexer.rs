@@ -151,6 +151,10 @@ impl<'s> Lexer<'s> {
         loop {
             match bytes.get(self.pos) {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                // A byte order mark, which some editors put first.
+                Some(0xef) if self.pos == 0 && self.src.starts_with('\u{feff}') => {
+                    self.pos = '\u{feff}'.len_utf8();
+                }
                 Some(b'/') if bytes.get(self.pos + 1) == Some(&b'/') => {
                     let end = match self.src[self.pos..].find('\n') {
                         Some(i) => self.pos + i,
@@ -314,8 +318,12 @@ impl<'s> Lexer<'s> {
 fn describe_char(c: char) -> String {
     if c.is_control() || c.is_whitespace() || c == '`' {
         format!("U+{:04X}", c as u32)
-    } else {
+    } else if c.is_ascii() {
         format!("`{c}`")
+    } else {
+        // Beyond ASCII a character may be invisible (a byte order mark, a
+        // zero-width space): its code point too.
+        format!("`{c}` (U+{:04X})", c as u32)
     }
 }
 

@@ -168,12 +168,19 @@ fn ten_thousand_nested_blocks_and_a_ten_megabyte_line_are_handled() {
         "kernel @k {{\n  %x = add 1:i32, {}:i32\n}}\n",
         "9".repeat(10 << 20)
     );
+    // The error a megabyte into its line: the message shows the part of
+    // the line around it (`refused` keeps stderr short).
+    let far_bad = format!(
+        "kernel @k {{\n  %x = add 1:i32, 2:i32{}frob\n}}\n",
+        " ".repeat(1 << 20)
+    );
     let dir = scratch(
         "hostile-deep",
         &[
             ("deep.warp", &deep),
             ("long.warp", &long_ok),
             ("bad.warp", &long_bad),
+            ("far.warp", &far_bad),
         ],
     );
     for cmd in ["check", "fmt", "run", "dump"] {
@@ -182,6 +189,14 @@ fn ten_thousand_nested_blocks_and_a_ten_megabyte_line_are_handled() {
     let run = warpjit(&dir, &["check", "long.warp"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     refused(&warpjit(&dir, &["check", "bad.warp"]), "bad.warp:2:");
+    let run = warpjit(&dir, &["check", "far.warp"]);
+    refused(&run, "far.warp:2:1048600");
+    let shown = format!(
+        "2 | ...{}frob\n  | {}^^^^\n",
+        " ".repeat(40),
+        " ".repeat(43)
+    );
+    assert!(run.stderr.contains(&shown), "{}", run.stderr);
     good_run_works(&dir);
 }
 

@@ -93,12 +93,21 @@ impl Diagnostic {
         let width = source[start..end].chars().count().max(1);
         let gutter = line.to_string().len();
         let pad = " ".repeat(gutter);
-        let shown: String = text.chars().take(200).collect();
+        // At most SHOWN characters of the line, from a little before the
+        // column when it lies far to the right (a huge one-line file).
+        const SHOWN: usize = 200;
+        let skip = if col > SHOWN - 40 { col - 1 - 40 } else { 0 };
+        let mut shown: String = text.chars().skip(skip).take(SHOWN).collect();
+        let mut caret_at = col - 1 - skip;
+        if skip > 0 {
+            shown.insert_str(0, "...");
+            caret_at += 3;
+        }
         let mut out = format!(
             "error: {}\n{pad}--> {file}:{line}:{col}\n{pad} |\n{line} | {shown}\n{pad} | {}{}\n",
             self.message,
-            " ".repeat(col - 1),
-            "^".repeat(width.min(200usize.saturating_sub(col - 1)).max(1)),
+            " ".repeat(caret_at),
+            "^".repeat(width.min(SHOWN.saturating_sub(col - 1 - skip)).max(1)),
         );
         for n in &self.notes {
             out.push_str(&format!("{pad} = {n}\n"));

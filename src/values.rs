@@ -199,14 +199,25 @@ pub fn decode(format: NumFormat, bits: u64) -> Number {
 /// back to the same value in their own width (f16 via f32).
 pub fn format_decimal(format: NumFormat, bits: u64) -> String {
     match format {
-        NumFormat::F16 => format!("{}", f16_bits_to_f64(bits as u16) as f32),
-        NumFormat::F32 => format!("{}", f32::from_bits(bits as u32)),
-        NumFormat::F64 => format!("{}", f64::from_bits(bits)),
+        NumFormat::F16 => float_text(f16_bits_to_f64(bits as u16) as f32),
+        NumFormat::F32 => float_text(f32::from_bits(bits as u32)),
+        NumFormat::F64 => float_text(f64::from_bits(bits)),
         _ => match decode(format, bits) {
             Number::Signed(v) => v.to_string(),
             Number::Unsigned(v) => v.to_string(),
             Number::Float(v) => v.to_string(),
         },
+    }
+}
+
+/// The shortest text that reads back as `x`; very small and very large
+/// magnitudes with an exponent (`1e-45`, not 47 characters of zeros).
+fn float_text<T: std::fmt::Display + std::fmt::LowerExp + Into<f64> + Copy>(x: T) -> String {
+    let magnitude = x.into().abs();
+    if magnitude != 0.0 && magnitude.is_finite() && !(1e-5..1e16).contains(&magnitude) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
@@ -314,6 +325,20 @@ mod tests {
         assert_eq!(parse_param(Type::I32, "-1"), Ok(0xffff_ffff));
         assert_eq!(parse_param(Type::F32, "0.5"), Ok(0x3f00_0000));
         assert_eq!(parse_param(Type::I64, "0x10"), Ok(16));
+    }
+
+    #[test]
+    fn tiny_and_huge_floats_print_with_an_exponent() {
+        assert_eq!(format_decimal(NumFormat::F32, 1), "1e-45");
+        assert_eq!(format_decimal(NumFormat::F64, 1), "5e-324");
+        assert_eq!(format_decimal(NumFormat::F32, 0x7f7f_ffff), "3.4028235e38");
+        assert_eq!(format_decimal(NumFormat::F16, 0x0001), "5.9604645e-8");
+        assert_eq!(format_decimal(NumFormat::F32, 0x3fc0_0000), "1.5");
+        assert_eq!(format_decimal(NumFormat::F32, 0x4b80_0000), "16777216");
+        for bits in [1u64, 0x0080_0000, 0x7f7f_ffff, 0x8000_0001, 0x3dcc_cccd] {
+            let text = format_decimal(NumFormat::F32, bits);
+            assert_eq!(parse_element(NumFormat::F32, &text), Ok(bits), "{text}");
+        }
     }
 
     #[test]

@@ -228,6 +228,14 @@ impl RunOptions {
 /// A clap error on one line: the message and any hint lines joined, the
 /// usage and help pointers left out.
 pub fn one_line_clap_error(error: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        // Help is for the command line, not for options read from text.
+        return "--help and --version are not run options (see `warpjit help run`)".into();
+    }
     let text = error.render().to_string();
     let parts: Vec<&str> = text
         .lines()
@@ -389,14 +397,20 @@ impl ElemRange {
 
     /// The concrete range inside a buffer of `len` elements.
     pub fn within(self, len: u64) -> Result<(u64, u64), String> {
-        let end = self.end.unwrap_or(len);
-        if end > len || self.start > len {
-            return Err(format!(
-                "range {}..{end} is outside the buffer's {len} elements",
-                self.start
-            ));
+        let start = self.start;
+        match self.end {
+            // A single index.
+            Some(end) if end == start.saturating_add(1) && start >= len => Err(format!(
+                "element {start} is past the end of the buffer's {len} elements"
+            )),
+            Some(end) if end > len => Err(format!(
+                "range {start}..{end} is outside the buffer's {len} elements"
+            )),
+            None if start > len => Err(format!(
+                "range {start}.. starts past the end of the buffer's {len} elements"
+            )),
+            end => Ok((start, end.unwrap_or(len))),
         }
-        Ok((self.start, end))
     }
 }
 
@@ -629,5 +643,31 @@ mod tests {
         assert!(err.starts_with("f.warp:7: //! run: "), "{err}");
         assert!(err.contains("--grid"), "{err}");
         assert!(!err.contains('\n'), "{err}");
+        let err = RunOptions::from_words(&["--sms".into(), "0".into()], "f.warp:2").unwrap_err();
+        assert!(err.starts_with("f.warp:2: //! run: "), "{err}");
+        assert!(err.contains("need at least one SM"), "{err}");
+        let err = RunOptions::from_words(&["--help".into()], "f.warp:3").unwrap_err();
+        assert_eq!(
+            err,
+            "f.warp:3: //! run: --help and --version are not run options (see `warpjit help run`)"
+        );
+    }
+
+    #[test]
+    fn single_indices_and_open_ranges_past_the_end_say_so() {
+        let within = |text: &str| ElemRange::parse(text).and_then(|r| r.within(32));
+        assert_eq!(
+            within("32"),
+            Err("element 32 is past the end of the buffer's 32 elements".into())
+        );
+        assert!(within("18446744073709551615")
+            .unwrap_err()
+            .starts_with("element "));
+        assert_eq!(
+            within("100.."),
+            Err("range 100.. starts past the end of the buffer's 32 elements".into())
+        );
+        assert_eq!(within("32.."), Ok((32, 32)));
+        assert_eq!(within("31"), Ok((31, 32)));
     }
 }

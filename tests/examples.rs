@@ -5,7 +5,7 @@
 //! the same code as `warpjit run` (so random inputs are the CLI's), unless
 //! that is too slow for a debug build: then the sizes shrink through the
 //! kernel's parameters. A few runs add inputs of the benchmark workloads
-//! (W3, W6 of ../shared/workloads.md) to cover sizes that are not
+//! (W3, W6 of docs/benchmarks.md) to cover sizes that are not
 //! multiples of a warp or a workgroup.
 
 use std::path::PathBuf;

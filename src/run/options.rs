@@ -97,7 +97,8 @@ pub struct RunOptions {
     /// Workgroups per dimension (default 1).
     #[arg(long, value_name = "X[,Y[,Z]]", value_parser = Dims::parse, allow_negative_numbers = true)]
     pub grid: Option<Dims>,
-    /// Threads per workgroup (default: the kernel's workgroup(...) attribute).
+    /// Threads per workgroup (default: the kernel's workgroup(...) attribute,
+    /// else 32).
     #[arg(long, value_name = "X[,Y[,Z]]", value_parser = Dims::parse, allow_negative_numbers = true)]
     pub workgroup: Option<Dims>,
     /// Set a parameter, read in its declared type (repeatable).
@@ -278,10 +279,11 @@ impl Dims {
         }
         let mut dims = [1u32; 3];
         for (slot, part) in dims.iter_mut().zip(&parts) {
-            *slot = part
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| format!("`{part}` is not a dimension (a number, X[,Y[,Z]])"))?;
+            *slot = part.trim().parse::<u32>().map_err(|_| {
+                // An empty part (`x`, `4,`): the whole text says more.
+                let shown = if part.trim().is_empty() { text } else { part };
+                format!("`{shown}` is not a dimension (a number, X[,Y[,Z]])")
+            })?;
             if *slot == 0 {
                 return Err("dimensions must be at least 1".into());
             }

@@ -94,6 +94,9 @@ pub fn lower_module<'ctx>(
     let attrs = [
         cx.create_string_attribute("target-cpu", cpu),
         cx.create_string_attribute("target-features", features),
+        // Frames past a page touch each page in turn, so an overflow
+        // meets the stack's guard page instead of memory beyond it.
+        cx.create_string_attribute("probe-stack", "inline-asm"),
         cx.create_enum_attribute(align_id, vector_bytes),
     ];
     let posted = posted::posted_buffers(module);

@@ -1144,3 +1144,75 @@ fn helper_lanes_write_their_private_arrays() {
     // Lane 0's quad.1 of 10 * lane: the helper's (lane 1's) private value.
     assert_eq!(memory[0][..4], 10u32.to_le_bytes());
 }
+
+/// Vector formats (x2, x4) at consecutive addresses under partial masks,
+/// in a kernel with barriers (its warps run on coroutine stacks). Below
+/// AVX2 these go lane by lane in runs of 32 elements: LLVM's expansion of
+/// a masked load of 128 elements took a 361 KiB frame at level 0, past the
+/// end of a warp's stack.
+const VECTOR_RUNS: &str = "
+buffer @src[0]: u64
+buffer @out[1]: u64
+buffer @narrow[2]: u32
+
+kernel @main workgroup(48) {
+  var $i: i32
+  loop {
+    %d = cmp.ge.u $i, 2
+    if %d {
+      break
+    }
+    barrier
+    $i = add $i, 1
+  }
+  %l = local_index
+  %bit = and %l, 1
+  %odd = cmp.eq %bit, 1
+  %a32 = shl %l, 5
+  %a16 = shl %l, 4
+  %a8 = shl %l, 3
+  if %odd {
+    %x0, %x1, %x2, %x3 = load.u64x4 @src, %a32
+    %y0, %y1 = load.u64x2 @src, %a16
+    %z0, %z1, %z2, %z3 = load.u32x4 @src, %a16
+    %w0, %w1 = load.u32x2 @src, %a8
+    %s = add %x3, %y1
+    %t = add %z2, %w1
+    %u = cvt.u64.u32 %t
+    %v = add %s, %u
+    store.u64x2 @out, %a16, %v, %x0
+    store.u32x4 @narrow, %a16, %z3, %z0, %w0, %t
+  }
+}
+";
+
+#[test]
+fn vector_runs_under_partial_masks_fit_the_stack_at_every_level() {
+    let m = direct::module(VECTOR_RUNS);
+    let kernel = m.find_function("main").expect("@main");
+    let cfg = LaunchConfig::new([2, 1, 1], [48, 1, 1]);
+    // The last warp's runs go past the end of each buffer.
+    let buffers = vec![pattern(40 * 32, 3), vec![0u8; 40 * 16], vec![0u8; 44 * 16]];
+    let mut expected = buffers.clone();
+    let want =
+        warpjit_ir::interp::launch(&m, kernel, &cfg, &[], &mut expected).expect("interpreter");
+    assert!(want.faults.total() > 0, "some runs are out of bounds");
+    for target in direct::TARGETS {
+        for opt_level in [0, 2] {
+            let options = warpjit_jit::JitOptions {
+                opt_level,
+                target,
+                ..warpjit_jit::JitOptions::default()
+            };
+            let compiled = warpjit_jit::compile(&m, &options).expect("compiles");
+            let mut memory = buffers.clone();
+            let got =
+                warpjit_jit::launch(&compiled, &m, kernel, &cfg, &[], &mut memory).expect("runs");
+            assert!(
+                memory == expected,
+                "{target:?} -O{opt_level}: memory differs"
+            );
+            assert_eq!(got.faults, want.faults, "{target:?} -O{opt_level}: faults");
+        }
+    }
+}

@@ -460,7 +460,7 @@ pub(super) fn broadcast_components<'ctx>(
 /// MiB with `vpmaskmovd` took 6.4 ms against 4.5 ms with plain loads on an
 /// AVX2 host), and where it has none LLVM expands them into a test and a
 /// branch per element. A partial warp takes the masked load, or the lane
-/// loop where the target has none.
+/// loop where the target has none (32 elements at a time).
 pub(super) fn load_consecutive<'ctx>(
     e: &Emit<'ctx, '_>,
     func: FunctionValue<'ctx>,
@@ -489,10 +489,27 @@ pub(super) fn load_consecutive<'ctx>(
     whole_warp_or_lanes(e, func, mask, |whole| {
         Ok(Some(if whole {
             e.load_aligned(vt.into(), ptr, bytes)?.into_vector_value()
-        } else if has_masked_access(e, bytes) || vt.get_size() != LANES {
+        } else if has_masked_access(e, bytes) {
             masked()?
         } else {
-            lane_loop::gather(e, ptr, run_offsets(e, bytes), 0, mask, vt)?
+            // Runs of 32 elements (x2 and x4 formats have 2 or 4): a masked
+            // load LLVM expands per element needs a stack frame of hundreds
+            // of KiB at level 0 (each element's step keeps a copy of the
+            // whole vector), more than a warp's stack has.
+            let chunk_t = crate::emit::vec_of(vt.get_element_type());
+            let mut chunks = Vec::new();
+            for (c, chunk_mask) in run_chunks(e, mask)?.into_iter().enumerate() {
+                let at = c as u64 * u64::from(LANES * bytes);
+                chunks.push(lane_loop::gather(
+                    e,
+                    ptr,
+                    run_offsets(e, bytes),
+                    at,
+                    chunk_mask,
+                    chunk_t,
+                )?);
+            }
+            concat_all(e, chunks)?
         }))
     })?
     .ok_or_else(|| JitError::Internal("a load without a value".into()))
@@ -525,10 +542,15 @@ pub(super) fn store_consecutive<'ctx>(
     whole_warp_or_lanes(e, func, mask, |whole| {
         if whole {
             e.store_aligned(ptr, value.into(), bytes)?;
-        } else if has_masked_access(e, bytes) || vt.get_size() != LANES {
+        } else if has_masked_access(e, bytes) {
             masked()?;
         } else {
-            lane_loop::scatter(e, ptr, run_offsets(e, bytes), 0, mask, value)?;
+            // As in `load_consecutive`: runs of 32 elements.
+            for (c, chunk_mask) in run_chunks(e, mask)?.into_iter().enumerate() {
+                let at = c as u64 * u64::from(LANES * bytes);
+                let chunk = e.lane_run(value, c as u32 * LANES, LANES)?;
+                lane_loop::scatter(e, ptr, run_offsets(e, bytes), at, chunk_mask, chunk)?;
+            }
         }
         Ok(None)
     })?;
@@ -538,6 +560,27 @@ pub(super) fn store_consecutive<'ctx>(
 /// Whether the target loads and stores elements of `bytes` under a mask.
 fn has_masked_access(e: &Emit<'_, '_>, bytes: u32) -> bool {
     e.avx512 || (e.avx2 && bytes >= 4)
+}
+
+/// `mask` (a bit per element of a run) in runs of 32 elements.
+fn run_chunks<'ctx>(e: &Emit<'ctx, '_>, mask: V<'ctx>) -> Result<Vec<V<'ctx>>, JitError> {
+    (0..mask.get_type().get_size() / LANES)
+        .map(|c| e.lane_run(mask, c * LANES, LANES))
+        .collect()
+}
+
+/// The vectors of `parts` (of the same type, a power of two of them) one
+/// after another.
+fn concat_all<'ctx>(e: &Emit<'ctx, '_>, mut parts: Vec<V<'ctx>>) -> Result<V<'ctx>, JitError> {
+    while parts.len() > 1 {
+        parts = parts
+            .chunks(2)
+            .map(|pair| e.concat(pair[0], pair[1]))
+            .collect::<Result<_, _>>()?;
+    }
+    parts
+        .pop()
+        .ok_or_else(|| JitError::Internal("a run without elements".into()))
 }
 
 /// Lane `l`'s byte offset in a run of `bytes`-byte elements.

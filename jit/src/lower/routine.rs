@@ -46,6 +46,9 @@ pub fn define_routine<'ctx>(
     let target = [
         cx.create_string_attribute("target-cpu", cpu),
         cx.create_string_attribute("target-features", features),
+        // Frames past a page touch each page in turn, so an overflow
+        // meets the stack's guard page instead of memory beyond it.
+        cx.create_string_attribute("probe-stack", "inline-asm"),
     ];
     match spec.body {
         RoutineBody::Lanes { kind, format } => {

@@ -45,6 +45,18 @@ pub fn format_print(module: &Module, buffers: &[Vec<u8>], print: &PrintPlan) -> 
         }
         out.push('\n');
     }
+    // Printed to the end of a buffer that is not a whole number of the
+    // printed elements: say what is left over.
+    let size = print.format.bytes() as usize;
+    let tail = bytes.len() % size;
+    if tail != 0 && end as usize * size + tail == bytes.len() {
+        let _ = writeln!(
+            out,
+            "  ({tail} more byte{}, less than one {})",
+            if tail == 1 { "" } else { "s" },
+            print.format.name()
+        );
+    }
     out
 }
 
@@ -158,5 +170,31 @@ mod tests {
         assert_eq!((low.as_str(), high.as_str()), ("0", "256"));
         let (flat, _, _) = grey_levels(&[7, 7], NumFormat::U8, 2);
         assert_eq!(flat, [0, 0]);
+    }
+
+    #[test]
+    fn bytes_past_the_last_whole_element_are_mentioned() {
+        let module = warpjit_ir::text::parse("buffer @out[0]: u8\nkernel @k {\n}\n").unwrap();
+        let buffers = vec![vec![1u8; 12]];
+        let print = |format, end| PrintPlan {
+            buffer: 0,
+            range: super::super::options::ElemRange {
+                start: 0,
+                end: Some(end),
+            },
+            format,
+            radix: Radix::Dec,
+            label: String::new(),
+        };
+        let whole = format_print(&module, &buffers, &print(NumFormat::U64, 1));
+        assert!(
+            whole.ends_with("  (4 more bytes, less than one u64)\n"),
+            "{whole}"
+        );
+        // Not when the range stops before the end, nor when nothing is left.
+        let part = format_print(&module, &buffers, &print(NumFormat::U8, 4));
+        assert!(!part.contains("more byte"), "{part}");
+        let exact = format_print(&module, &buffers, &print(NumFormat::U32, 3));
+        assert!(!exact.contains("more byte"), "{exact}");
     }
 }

@@ -19,7 +19,10 @@ pub struct RuntimeConfig {
     /// Warp slots per SM; a workgroup may not have more warps. Default 64.
     pub warps_per_sm: u32,
     /// Statements each warp may execute before its launch fails (None: no
-    /// limit). Deterministic: the same launch stops at the same point.
+    /// limit). Deterministic per warp: a workgroup that runs out always
+    /// stops at the same point. With several SMs, which workgroup's error a
+    /// launch reports can depend on the schedule when more than one would
+    /// run out: the first to fail cancels the others (see the README).
     pub fuel: Option<u64>,
     /// Wall-clock budget of a launch; when it runs out every SM stops and
     /// the launch fails (None: no limit).

@@ -1,6 +1,7 @@
 //! `warpjit check FILE...`: parse and verify, report every diagnostic.
 
-use super::{read_source, CommandResult, Failure};
+use super::{CommandResult, Failure};
+use crate::files::read_source;
 use std::path::PathBuf;
 use std::time::Instant;
 use warpjit_ir::{text, VerifiedModule};

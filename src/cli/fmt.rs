@@ -2,7 +2,8 @@
 //! with its comments and blank lines where they were and each number
 //! written as the file wrote it.
 
-use super::{read_source, CommandResult, Failure};
+use super::{CommandResult, Failure};
+use crate::files::read_source;
 use std::path::PathBuf;
 use warpjit_ir::text;
 

@@ -170,7 +170,7 @@ fn init_logging(verbose: u8) {
 /// carets.
 fn load_module(path: &Path) -> Result<(String, String, warpjit_ir::VerifiedModule), Failure> {
     let file = path.display().to_string();
-    let source = read_source(path)?;
+    let source = crate::files::read_source(path)?;
     let module = warpjit_ir::text::parse(&source)
         .and_then(warpjit_ir::VerifiedModule::new)
         .map_err(|diagnostics| {
@@ -178,23 +178,4 @@ fn load_module(path: &Path) -> Result<(String, String, warpjit_ir::VerifiedModul
             Failure::Reported
         })?;
     Ok((file, source, module))
-}
-
-/// Largest source file read (the parser's own limit).
-const MAX_SOURCE_BYTES: u64 = 64 << 20;
-
-/// Reads a `.warp` file as text; the error names the file.
-fn read_source(path: &Path) -> Result<String, String> {
-    let shown = path.display();
-    if path.is_dir() {
-        return Err(format!("{shown} is a directory, not a .warp file"));
-    }
-    let bytes = crate::files::read_at_most(path, MAX_SOURCE_BYTES, "64 MiB")?;
-    String::from_utf8(bytes).map_err(|e| {
-        let (line, col) = warpjit_ir::span::line_col(
-            &String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]),
-            usize::MAX,
-        );
-        format!("{shown}:{line}:{col}: not UTF-8 text")
-    })
 }

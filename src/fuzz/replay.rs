@@ -40,8 +40,7 @@ impl Replay {
 pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let file = dir.join("program.warp");
     let shown = file.display().to_string();
-    let bytes = crate::files::read_at_most(&file, 64 << 20, "64 MiB")?;
-    let source = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
+    let source = crate::files::read_source(&file)?;
     let module = text::parse(&source)
         .and_then(VerifiedModule::new)
         .map_err(|d| format!("{shown} does not check:\n{}", d.render(&shown, &source)))?;

@@ -548,7 +548,11 @@ pub(super) fn store_consecutive<'ctx>(
             // As in `load_consecutive`: runs of 32 elements.
             for (c, chunk_mask) in run_chunks(e, mask)?.into_iter().enumerate() {
                 let at = c as u64 * u64::from(LANES * bytes);
-                let chunk = e.lane_run(value, c as u32 * LANES, LANES)?;
+                let chunk = if vt.get_size() == LANES {
+                    value
+                } else {
+                    e.lane_run(value, c as u32 * LANES, LANES)?
+                };
                 lane_loop::scatter(e, ptr, run_offsets(e, bytes), at, chunk_mask, chunk)?;
             }
         }
@@ -564,7 +568,11 @@ fn has_masked_access(e: &Emit<'_, '_>, bytes: u32) -> bool {
 
 /// `mask` (a bit per element of a run) in runs of 32 elements.
 fn run_chunks<'ctx>(e: &Emit<'ctx, '_>, mask: V<'ctx>) -> Result<Vec<V<'ctx>>, JitError> {
-    (0..mask.get_type().get_size() / LANES)
+    let runs = mask.get_type().get_size() / LANES;
+    if runs == 1 {
+        return Ok(vec![mask]);
+    }
+    (0..runs)
         .map(|c| e.lane_run(mask, c * LANES, LANES))
         .collect()
 }

@@ -4,6 +4,7 @@
 //! watchdog in the middle of a run, against the interpreter.
 
 mod support;
+use std::sync::Arc;
 use std::time::Duration;
 use support::*;
 use warpjit_ir::interp::ExecError;
@@ -274,6 +275,65 @@ fn fuel_running_out_in_the_middle_of_a_run_names_that_workgroup_on_both_backends
                 other => panic!("expected fuel exhaustion, got {other:?}"),
             }
             written_before_37(&buffers[0]);
+        }
+    }
+}
+
+/// Workgroups 0-9 each spend 20000 loop iterations and then write their
+/// global ids; every workgroup from 10 on loops forever. So on several SMs
+/// the high workgroups run out of fuel long before the lowest failing
+/// one, 10, is reached.
+const LOWEST_FAILS_LAST: &str = "
+buffer @out[0]: u32
+kernel @main workgroup(64) {
+  var $i: i32
+  %wg = workgroup_id.x
+  %finite = cmp.lt.u %wg, 10
+  loop {
+    %done = cmp.ge.u $i, 20000
+    %leave = and %done, %finite
+    if %leave {
+      break
+    }
+    $i = add $i, 1
+  }
+  %gid = global_id.x
+  %addr = shl %gid, 2
+  store.u32 @out, %addr, %gid
+}";
+
+#[test]
+fn the_lowest_failing_workgroup_is_named_whichever_sm_fails_first() {
+    for backend in support::backends() {
+        let name = backend.name().to_string();
+        for sms in [2, 3] {
+            let runtime = Runtime::with_backend(
+                RuntimeConfig {
+                    fuel: Some(1_000_000),
+                    ..config(sms, 64)
+                },
+                Arc::clone(&backend),
+            )
+            .expect("valid configuration");
+            let kernel = kernel(&runtime, LOWEST_FAILS_LAST);
+            for grid in [100, 2000] {
+                let mut buffers = vec![zeros_u32(u64::from(grid) * 64)];
+                match runtime.launch(&kernel, [grid, 1, 1], [64, 1, 1], &[], &mut buffers) {
+                    Err(LaunchError::Exec(ExecError::FuelExhausted {
+                        workgroup, warp, ..
+                    })) => assert_eq!(
+                        (workgroup, warp),
+                        ([10, 0, 0], 0),
+                        "{name}, {sms} SMs, grid {grid}"
+                    ),
+                    other => panic!("{name}, {sms} SMs: expected fuel exhaustion, got {other:?}"),
+                }
+                let out = buffers[0].to_vec::<u32>();
+                assert!(
+                    out[..640].iter().enumerate().all(|(i, &v)| v == i as u32),
+                    "{name}, {sms} SMs, grid {grid}: the workgroups below 10 completed"
+                );
+            }
         }
     }
 }

@@ -220,8 +220,8 @@ pub struct WorkgroupReport {
     pub statements: u64,
 }
 
-/// Raised to stop a launch: by the watchdog, or by an SM whose workgroup
-/// failed.
+/// Raised to stop an SM's part of a launch: by the watchdog, or by a
+/// workgroup failing below the run the SM is on.
 #[derive(Clone, Debug, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
 

@@ -20,9 +20,8 @@ pub struct RuntimeConfig {
     pub warps_per_sm: u32,
     /// Statements each warp may execute before its launch fails (None: no
     /// limit). Deterministic per warp: a workgroup that runs out always
-    /// stops at the same point. With several SMs, which workgroup's error a
-    /// launch reports can depend on the schedule when more than one would
-    /// run out: the first to fail cancels the others (see the README).
+    /// stops at the same point, and when several would run out the launch
+    /// names the lowest, on any number of SMs (see the README).
     pub fuel: Option<u64>,
     /// Wall-clock budget of a launch; when it runs out every SM stops and
     /// the launch fails (None: no limit).

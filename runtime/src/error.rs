@@ -50,11 +50,12 @@ pub enum LaunchError {
     OutOfMemory(AllocError),
     /// The backend could not prepare the kernel.
     Prepare { kernel: String, reason: String },
-    /// A workgroup failed (fuel exhausted, out of memory); the other SMs
-    /// were stopped. When several failed, the lowest workgroup's error.
+    /// A workgroup failed (fuel exhausted, out of memory); the work above
+    /// it was stopped. When several would fail, the lowest workgroup's
+    /// error, whatever the schedule.
     Exec(ExecError),
-    /// The backend panicked in a workgroup; the other SMs were stopped and
-    /// the SM threads stay usable.
+    /// The backend panicked in a workgroup; the work above it was stopped
+    /// and the SM threads stay usable.
     Panicked {
         kernel: String,
         workgroup: [u32; 3],

@@ -8,6 +8,12 @@
 //! workgroups to completion one after another, and sends one [`SmOutcome`]
 //! back. A panic in the backend is caught per run and charged to the
 //! workgroup it happened in, so the thread survives it.
+//!
+//! A failing workgroup stops only the work above it: runs are claimed in
+//! order and never overlap, so every workgroup below it is in a run that
+//! started below it, and those runs go on. The launch therefore reports the
+//! lowest failing workgroup of the grid, as the interpreter's sequential
+//! launch does, whatever the schedule.
 
 use crate::affinity;
 use crate::backend::{Backend, CancelToken, RunProgress, WorkgroupRun};
@@ -15,7 +21,7 @@ use crate::error::ConfigError;
 use crate::kernel::Kernel;
 use crate::memory::{SmMemory, Storage};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -34,7 +40,16 @@ pub(crate) struct LaunchJob {
     next: AtomicU64,
     /// Workgroups that completed.
     pub finished: AtomicU64,
-    pub cancel: CancelToken,
+    /// One per SM: the flag that SM's backend polls.
+    cancels: Vec<CancelToken>,
+    /// Raised when the whole launch must stop now (watchdog, a failed
+    /// dispatch, a fault in the runtime itself).
+    halted: AtomicBool,
+    /// Linear index of the lowest workgroup known to have failed
+    /// (`u64::MAX`: none).
+    lowest_failure: AtomicU64,
+    /// First workgroup of the run each SM is on (`u64::MAX`: none yet).
+    running_from: Vec<AtomicU64>,
 }
 
 impl LaunchJob {
@@ -46,6 +61,7 @@ impl LaunchJob {
         buffers: Vec<Arc<Storage>>,
         workgroups: u64,
     ) -> LaunchJob {
+        let sms = config.sm_count as usize;
         LaunchJob {
             backend,
             kernel,
@@ -55,8 +71,49 @@ impl LaunchJob {
             workgroups,
             next: AtomicU64::new(0),
             finished: AtomicU64::new(0),
-            cancel: CancelToken::new(),
+            cancels: (0..sms).map(|_| CancelToken::new()).collect(),
+            halted: AtomicBool::new(false),
+            lowest_failure: AtomicU64::new(u64::MAX),
+            running_from: (0..sms).map(|_| AtomicU64::new(u64::MAX)).collect(),
         }
+    }
+
+    /// Stops every SM as soon as it next looks.
+    pub fn halt(&self) {
+        self.halted.store(true, Ordering::SeqCst);
+        for cancel in &self.cancels {
+            cancel.cancel();
+        }
+    }
+
+    /// Whether [`LaunchJob::halt`] was called.
+    pub fn is_halted(&self) -> bool {
+        self.halted.load(Ordering::SeqCst)
+    }
+
+    /// Workgroup `index` failed: cancels the SMs whose runs lie above it.
+    /// The SeqCst pair with [`LaunchJob::start_run`] makes sure an SM
+    /// starting a run either is seen here or sees the failure.
+    fn fail(&self, index: u64) {
+        self.lowest_failure.fetch_min(index, Ordering::SeqCst);
+        for (from, cancel) in self.running_from.iter().zip(&self.cancels) {
+            if from.load(Ordering::SeqCst) > index {
+                cancel.cancel();
+            }
+        }
+    }
+
+    /// SM `sm` is about to run workgroups from `first` on. False when a
+    /// workgroup has failed: every later claim lies above it.
+    fn start_run(&self, sm: u32, first: u64) -> bool {
+        self.running_from[sm as usize].store(first, Ordering::SeqCst);
+        self.lowest_failure.load(Ordering::SeqCst) == u64::MAX
+    }
+
+    /// Whether SM `sm` should claim more work.
+    fn goes_on(&self, sm: u32) -> bool {
+        !self.cancels[sm as usize].is_cancelled()
+            && self.lowest_failure.load(Ordering::SeqCst) == u64::MAX
     }
 
     /// Claims the next run of consecutive workgroups: a quarter of an SM's
@@ -247,7 +304,7 @@ fn serve(sm: u32, inbox: Receiver<Task>) {
         let outcome =
             catch_unwind(AssertUnwindSafe(|| run_sm(sm, &task.job))).unwrap_or_else(|payload| {
                 // Not the backend: the runtime's own code. Report it like one.
-                task.job.cancel.cancel();
+                task.job.halt();
                 SmOutcome {
                     sm,
                     workgroups: 0,
@@ -278,10 +335,13 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
     };
     let mut memory = SmMemory::new(&job.buffers);
     let chunk = job.chunk();
-    while !job.cancel.is_cancelled() {
+    while job.goes_on(sm) {
         let Some(claimed) = job.claim(chunk) else {
             break;
         };
+        if !job.start_run(sm, claimed.start) {
+            break;
+        }
         let run = WorkgroupRun {
             kernel: &job.kernel,
             config: &job.config,
@@ -290,11 +350,11 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
             first_workgroup_id: job.workgroup_id(claimed.start),
             count: claimed.end - claimed.start,
             params: &job.params,
-            cancel: &job.cancel,
+            cancel: &job.cancels[sm as usize],
         };
         if let Err(stopped) = run_claimed(job, &run, &mut memory, &mut outcome) {
             if let Some(failure) = stopped {
-                job.cancel.cancel();
+                job.fail(failure.index);
                 outcome.failure = Some(failure);
             }
             break;
@@ -336,7 +396,7 @@ fn run_claimed(
             job.backend.name(),
             run.count
         )),
-        // Stopped by the watchdog or by another SM's failure.
+        // Stopped by the watchdog or by a failure below this run.
         Ok(Err(ExecError::Cancelled)) => return Err(None),
         Ok(Err(e)) => Failure::Exec(e),
         Err(payload) => Failure::Panic(panic_message(payload.as_ref())),

@@ -190,7 +190,7 @@ impl Runtime {
             match pool.dispatch(sm, &job, &done) {
                 Ok(()) => dispatched += 1,
                 Err(e) => {
-                    job.cancel.cancel();
+                    job.halt();
                     dispatch_error = Some(e);
                     break;
                 }
@@ -271,8 +271,9 @@ fn collect(
     let mut stopping_since: Option<Instant> = None;
     let mut outcomes = Vec::with_capacity(expected as usize);
     while outcomes.len() < expected as usize {
-        // Once anything cancelled the launch, the SMs have a grace period.
-        if stopping_since.is_none() && job.cancel.is_cancelled() {
+        // Once the launch is halted, the SMs have a grace period. A failing
+        // workgroup does not halt it: the SMs below it go on.
+        if stopping_since.is_none() && job.is_halted() {
             stopping_since = Some(Instant::now());
         }
         let wait_until = match (stopping_since, deadline) {
@@ -288,7 +289,7 @@ fn collect(
             Err(RecvTimeoutError::Timeout) if stopping_since.is_none() => {
                 watchdog_fired = true;
                 deadline = None;
-                job.cancel.cancel();
+                job.halt();
             }
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
         }

@@ -12,6 +12,7 @@ pub mod files;
 pub mod filetest;
 pub mod fuzz;
 pub mod run;
+pub mod stats;
 pub mod values;
 
 pub use warpjit_ir as ir;

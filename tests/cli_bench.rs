@@ -83,6 +83,12 @@ fn json_and_svg_carry_the_results() {
         svg.starts_with("<svg") && svg.contains("reduce · jit 1 SM"),
         "{svg}"
     );
+    // Against one Rust thread: the 1-SM row, the all-SMs row and rayon.
+    assert!(
+        run.stderr.contains("wrote chart.svg: 3 bars"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -105,6 +111,27 @@ fn bad_names_and_options_are_one_line_errors() {
         run.stderr
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
+    let refused: [(&[&str], &str); 3] = [
+        (
+            &["bench", "saxpy", "--plot", "chart.png"],
+            "error: --plot chart.png: the chart is written as SVG; give a file name ending in .svg",
+        ),
+        (
+            &["bench", "micro", "--no-interp", "--plot", "chart.svg"],
+            "error: --plot chart.svg: micro-benchmarks are plotted against the interpreter, \
+             which --no-interp leaves out",
+        ),
+        (
+            &["bench", "W9"],
+            "error: unknown benchmark `W9` (known: workloads, micro, mandelbrot (W1), saxpy (W2),",
+        ),
+    ];
+    for (args, message) in refused {
+        let run = warpjit(&dir, args);
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(run.stderr.starts_with(message), "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
     let run = warpjit(&dir, &["bench", "--runs", "0"]);
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("--runs"), "{}", run.stderr);

@@ -146,6 +146,31 @@ fn side_options_apply_to_one_side_only() {
         "{out}"
     );
     assert!(out.contains("@out identical"), "{out}");
+    // B compiles what A compiled, with other launch options: a cache hit,
+    // which is not shown as a compile time.
+    let run = warpjit(
+        &dir,
+        &[
+            "compare",
+            "twice_mul.warp",
+            "--b",
+            "--sms 2",
+            "--pairs",
+            "1",
+            "--warmups",
+            "1",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = &run.stdout;
+    assert_eq!(out.matches(", compiled in ").count(), 1, "A only: {out}");
+    assert!(
+        out.contains(
+            "with 2 SMs, grid 2x1x1 x workgroup 32x1x1, code from the compile cache \
+             (the same module and JIT options as A)"
+        ),
+        "{out}"
+    );
     // A side's options are split like a `//! run:` line: quotes group.
     let run = warpjit(
         &dir,
@@ -192,6 +217,23 @@ fn json_has_every_timed_launch() {
     }
     assert!(
         json.contains("{\"name\": \"out\", \"first_difference\": 4}"),
+        "{json}"
+    );
+    // Each side carries what the text report shows.
+    for key in [
+        "\"grid\": [2, 1, 1], \"workgroup\": [32, 1, 1], ",
+        "\"compile_cache_hit\": false, \"min\": ",
+        ", \"q1\": ",
+        ", \"median\": ",
+        ", \"q3\": ",
+        ", \"max\": ",
+    ] {
+        assert_eq!(json.matches(key).count(), 2, "{key} in {json}");
+    }
+    assert!(json.contains("\"median_ratio_b_over_a\": "), "{json}");
+    // Four pairs can never be significant: the least p is 2/16.
+    assert!(
+        json.contains("\"verdict\": \"no difference beyond the noise\""),
         "{json}"
     );
     assert!(

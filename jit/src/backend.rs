@@ -56,11 +56,23 @@ pub struct JitKernel {
     any: OnceLock<Result<KernelCode, String>>,
 }
 
+/// What compiling one kind of a kernel took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelCompile {
+    /// Wall time of the compile, or of the cache lookup on a hit.
+    pub time: Duration,
+    /// The machine code came from the compile cache (the same module was
+    /// compiled with the same options before in this process).
+    pub cache_hit: bool,
+}
+
 /// One compiled kind of a kernel: its entry point and the compiled module
 /// that owns the machine code.
 struct KernelCode {
     entry: KernelFn,
     compile_time: Duration,
+    /// The machine code came from the compile cache.
+    cache_hit: bool,
     // Kept alive (never used) so `entry` stays valid.
     _code: CompiledModule,
 }
@@ -90,6 +102,7 @@ impl KernelCode {
         Ok(KernelCode {
             entry,
             compile_time,
+            cache_hit: code.compile_times().cache_hit,
             _code: code,
         })
     }
@@ -110,10 +123,14 @@ impl JitKernel {
     }
 
     /// Compiles the code launches with workgroups of `workgroup` run, unless
-    /// it is compiled already, and returns how long compiling it took.
+    /// it is compiled already, and says how long compiling it took.
     /// (A launch compiles it too; this keeps the compile out of its time.)
-    pub fn compile_for(&self, workgroup: [u32; 3]) -> Result<Duration, String> {
-        Ok(self.code_for(workgroup)?.compile_time)
+    pub fn compile_for(&self, workgroup: [u32; 3]) -> Result<KernelCompile, String> {
+        let code = self.code_for(workgroup)?;
+        Ok(KernelCompile {
+            time: code.compile_time,
+            cache_hit: code.cache_hit,
+        })
     }
 
     /// The cell of the code compiled with `options`.

@@ -27,7 +27,7 @@ mod posted_copy;
 mod run;
 mod sched;
 
-pub use backend::{JitBackend, JitKernel};
+pub use backend::{JitBackend, JitKernel, KernelCompile};
 pub use engine::{
     clear_compile_cache, compile, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
 };

@@ -3,8 +3,8 @@
 //! [`COLD_COMPILES`] times), then run on fresh copies of the inputs, timing
 //! the launch alone.
 
-use crate::bench::runner::median;
 use crate::bench::Launch;
+use crate::stats::median;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpjit_jit::{clear_compile_cache, JitBackend, JitOptions};

@@ -119,7 +119,13 @@ impl Case {
                     .iter()
                     .any(|c| c.name() == *name || c.id().eq_ignore_ascii_case(name));
             if !known {
-                let listed: Vec<String> = all.iter().map(Case::name).collect();
+                let listed: Vec<String> = all
+                    .iter()
+                    .map(|c| match c {
+                        Case::Workload(_) => format!("{} ({})", c.name(), c.id()),
+                        Case::Micro(_) => c.name(),
+                    })
+                    .collect();
                 return Err(format!(
                     "unknown benchmark `{name}` (known: workloads, micro, {})",
                     listed.join(", ")

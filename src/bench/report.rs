@@ -11,8 +11,11 @@ fn find<'a>(rows: &'a [Measurement], case: &str, key: &str) -> Option<&'a Measur
 }
 
 /// How many times faster `row` is than configuration `key` of the same
-/// case (median against median).
+/// case (median against median); None against itself.
 pub fn speedup(rows: &[Measurement], row: &Measurement, key: &str) -> Option<f64> {
+    if row.config.key() == key {
+        return None;
+    }
     let other = find(rows, &row.case, key)?;
     let (a, b) = (other.median()?.as_secs_f64(), row.median()?.as_secs_f64());
     (a > 0.0 && b > 0.0).then(|| a / b)
@@ -247,12 +250,20 @@ fn json_number(v: Option<f64>) -> String {
 }
 
 /// Everything in the table as JSON: `{"machine": {...}, "results": [...]}`,
-/// times in seconds, `null` where there is no value.
+/// times in seconds, `null` where there is no value. The machine's fields
+/// are keyed by their labels with `_` for spaces; values that are whole
+/// numbers are numbers.
 pub fn json(rows: &[Measurement], machine: &[(&str, String)]) -> String {
     let mut out = String::from("{\n  \"machine\": {");
     let fields: Vec<String> = machine
         .iter()
-        .map(|(k, v)| format!("{}: {}", json_string(k), json_string(v)))
+        .map(|(k, v)| {
+            let value = match v.parse::<u64>() {
+                Ok(n) => n.to_string(),
+                Err(_) => json_string(v),
+            };
+            format!("{}: {value}", json_string(&k.replace(' ', "_")))
+        })
         .collect();
     out.push_str(&fields.join(", "));
     out.push_str("},\n  \"results\": [\n");
@@ -323,8 +334,9 @@ fn colour(key: &str) -> &'static str {
 }
 
 /// A horizontal bar chart of speedups on a log scale: for workloads against
-/// one Rust thread, for micro-benchmarks against the interpreter.
-pub fn svg(rows: &[Measurement]) -> String {
+/// one Rust thread, for micro-benchmarks against the interpreter. Also
+/// returns how many bars it has.
+pub fn svg(rows: &[Measurement]) -> (String, usize) {
     struct Bar {
         label: String,
         key: &'static str,
@@ -441,7 +453,7 @@ pub fn svg(rows: &[Measurement]) -> String {
         height - 30.0
     );
     out.push_str("</svg>\n");
-    out
+    (out, bars.len())
 }
 
 #[cfg(test)]
@@ -496,5 +508,23 @@ mod tests {
         assert_eq!(two.spread(), None);
         assert!(!table(&[two]).contains("unsteady"));
         assert!(json(&[row(1, &[10])], &[]).contains("\"median_over_min\": null,"));
+    }
+
+    #[test]
+    fn json_has_null_against_itself_and_typed_machine_fields() {
+        // The 1-SM row against itself is null, as the table's `-`; the
+        // 2-SM row is twice as fast as it.
+        let rows = [row(1, &[20, 20, 20]), row(2, &[10, 10, 10])];
+        let text = json(
+            &rows,
+            &[("cores", "2".into()), ("rust baselines", "avx2".into())],
+        );
+        assert!(
+            text.contains("\"machine\": {\"cores\": 2, \"rust_baselines\": \"avx2\"}"),
+            "{text}"
+        );
+        assert_eq!(speedup(&rows, &rows[0], "jit1"), None);
+        let two = speedup(&rows, &rows[1], "jit1").expect("against one SM");
+        assert!((two - 2.0).abs() < 1e-9, "{two}");
     }
 }

@@ -4,6 +4,7 @@
 use crate::bench::baselines::{self, Threads};
 use crate::bench::engines::{Engine, ReadyKernel};
 use crate::bench::{Case, Prepared, Size};
+use crate::stats::median;
 use std::time::{Duration, Instant};
 
 /// What `warpjit bench` was asked to do.
@@ -106,13 +107,6 @@ impl Measurement {
         let median = self.median()?.as_secs_f64();
         (median > 0.0).then(|| self.units / median)
     }
-}
-
-/// The median of `times` (the lower middle one for an even count).
-pub fn median(times: &[Duration]) -> Option<Duration> {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted.get(sorted.len().saturating_sub(1) / 2).copied()
 }
 
 /// The configurations `options` asks for, in table order.

@@ -61,6 +61,15 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
     if let Some(path) = &args.plot {
         // Before minutes of measuring, not after.
         check_plot_path(path)?;
+        let micro_only = cases.iter().all(|c| matches!(c, Case::Micro(_)));
+        if args.no_interp && micro_only {
+            return Err(format!(
+                "--plot {}: micro-benchmarks are plotted against the interpreter, \
+                 which --no-interp leaves out",
+                path.display()
+            )
+            .into());
+        }
     }
     let options = BenchOptions {
         runs: args.runs as usize,
@@ -83,9 +92,19 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
         rows.extend(runner::measure(*case, &options, &mut progress)?);
     }
     if let Some(path) = &args.plot {
-        std::fs::write(path, report::svg(&rows))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        err_line!("wrote {}", path.display());
+        let (chart, bars) = report::svg(&rows);
+        std::fs::write(path, chart).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        match bars {
+            0 => err_line!(
+                "wrote {}: no bars (no speedup could be measured)",
+                path.display()
+            ),
+            n => err_line!(
+                "wrote {}: {n} bar{}",
+                path.display(),
+                if n == 1 { "" } else { "s" }
+            ),
+        }
     }
     if args.json {
         out_text!("{}", report::json(&rows, &machine(&options)));
@@ -124,12 +143,20 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Whether the plot can go to `path`: its directory exists, and it is not
-/// a directory itself.
+/// Whether the plot can go to `path`: it names an `.svg` file (the chart is
+/// SVG text), its directory exists, and it is not a directory itself.
 fn check_plot_path(path: &std::path::Path) -> Result<(), String> {
     let shown = path.display();
     if path.is_dir() {
         return Err(format!("--plot {shown}: is a directory"));
+    }
+    let svg = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if !svg {
+        return Err(format!(
+            "--plot {shown}: the chart is written as SVG; give a file name ending in .svg"
+        ));
     }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

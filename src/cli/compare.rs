@@ -159,7 +159,10 @@ fn describe(plan: &RunPlan, times: &SideTimes) -> String {
         if times.sm_count == 1 { "" } else { "s" }
     );
     let compiled = match times.compile_time {
-        Some(d) => format!(", compiled in {}", ms(d)),
+        Some(c) if c.cache_hit => {
+            ", code from the compile cache (the same module and JIT options as A)".to_string()
+        }
+        Some(c) => format!(", compiled in {}", ms(c.time)),
         None => String::new(),
     };
     format!(
@@ -185,25 +188,32 @@ fn outputs_line(buffers: &[BufferMatch]) -> String {
     format!("outputs after the first launch: {}", parts.join(", "))
 }
 
-/// The closing line: the ratio of medians and what the sign test says.
-fn verdict(result: &Comparison) -> String {
+/// The ratio of B's median to A's, and what the sign test says.
+fn judge(result: &Comparison) -> (f64, &'static str) {
     let pairs = result.a.times.len();
     let ratio = result.b.quantile(0.5).as_secs_f64() / result.a.quantile(0.5).as_secs_f64();
-    let p = result.p_value();
-    let ties = match result.ties {
-        0 => String::new(),
-        n => format!(", {n} tied"),
-    };
-    let conclusion = if p >= 0.05 {
+    let conclusion = if result.p_value() >= 0.05 {
         "no difference beyond the noise"
     } else if 2 * result.b_faster as usize > pairs - result.ties as usize {
         "B is faster"
     } else {
         "A is faster"
     };
+    (ratio, conclusion)
+}
+
+/// The closing line: the ratio of medians and what the sign test says.
+fn verdict(result: &Comparison) -> String {
+    let pairs = result.a.times.len();
+    let (ratio, conclusion) = judge(result);
+    let ties = match result.ties {
+        0 => String::new(),
+        n => format!(", {n} tied"),
+    };
     format!(
-        "B's median / A's: {ratio:.3}; B faster in {} of {pairs} pairs{ties} (sign test p = {p:.3}): {conclusion}",
-        result.b_faster
+        "B's median / A's: {ratio:.3}; B faster in {} of {pairs} pairs{ties} (sign test p = {:.3}): {conclusion}",
+        result.b_faster,
+        result.p_value()
     )
 }
 
@@ -254,17 +264,24 @@ fn to_json(
             .iter()
             .map(|d| format!("{}", d.as_secs_f64()))
             .collect();
+        let secs = |q: f64| times.quantile(q).as_secs_f64();
+        let (compile, cache_hit) = match times.compile_time {
+            Some(c) => (format!("{}", c.time.as_secs_f64()), c.cache_hit.to_string()),
+            None => ("null".into(), "null".into()),
+        };
         format!(
-            "{{\"label\": {}, \"kernel\": {}, \"backend\": {}, \"sms\": {}, \"compile\": {}, \"median\": {}, \"min\": {}, \"times\": [{}]}}",
+            "{{\"label\": {}, \"kernel\": {}, \"backend\": {}, \"sms\": {}, \"grid\": {}, \"workgroup\": {}, \"compile\": {compile}, \"compile_cache_hit\": {cache_hit}, \"min\": {}, \"q1\": {}, \"median\": {}, \"q3\": {}, \"max\": {}, \"times\": [{}]}}",
             json_string(label),
             json_string(&plan.kernel_name),
             json_string(plan.backend.name()),
             times.sm_count,
-            times
-                .compile_time
-                .map_or("null".into(), |d| format!("{}", d.as_secs_f64())),
-            times.quantile(0.5).as_secs_f64(),
-            times.quantile(0.0).as_secs_f64(),
+            json_dims(plan.grid.0),
+            json_dims(plan.workgroup.0),
+            secs(0.0),
+            secs(0.25),
+            secs(0.5),
+            secs(0.75),
+            secs(1.0),
             list.join(", ")
         )
     };
@@ -280,8 +297,14 @@ fn to_json(
             )
         })
         .collect();
+    let (ratio, conclusion) = judge(result);
+    let ratio = if ratio.is_finite() {
+        ratio.to_string()
+    } else {
+        "null".into()
+    };
     format!(
-        "{{\"pairs\": {}, \"warmups\": {}, \"a\": {}, \"b\": {}, \"b_faster\": {}, \"ties\": {}, \"p_value\": {}, \"buffers\": [{}]}}",
+        "{{\"pairs\": {}, \"warmups\": {}, \"a\": {}, \"b\": {}, \"median_ratio_b_over_a\": {ratio}, \"b_faster\": {}, \"ties\": {}, \"p_value\": {}, \"verdict\": {}, \"buffers\": [{}]}}",
         options.pairs,
         options.warmups,
         side(&labels[0], plans[0], &result.a),
@@ -289,6 +312,11 @@ fn to_json(
         result.b_faster,
         result.ties,
         result.p_value(),
+        json_string(conclusion),
         buffers.join(", ")
     )
+}
+
+fn json_dims([x, y, z]: [u32; 3]) -> String {
+    format!("[{x}, {y}, {z}]")
 }

@@ -48,7 +48,8 @@ pub fn run(args: RunArgs) -> CommandResult {
         format!("{used} of {} SMs", outcome.sm_count)
     };
     let compiled = match outcome.compile_time {
-        Some(elapsed) => format!(", compiled in {}", show_duration(elapsed)),
+        Some(c) if c.cache_hit => ", code from the compile cache".to_string(),
+        Some(c) => format!(", compiled in {}", show_duration(c.time)),
         None => String::new(),
     };
     if plan.backend.counts_statements() {

@@ -28,19 +28,16 @@ pub struct SideTimes {
     /// Wall time of each timed launch, in pair order.
     pub times: Vec<Duration>,
     /// How long the JIT took to compile (None: interpreted).
-    pub compile_time: Option<Duration>,
+    pub compile_time: Option<warpjit_jit::KernelCompile>,
     /// The SMs its runtime had.
     pub sm_count: u32,
 }
 
 impl SideTimes {
-    /// The `q`-quantile (0 ..= 1) of the times: the time at the nearest
-    /// rank (0 the least, 1 the greatest); zero when there are none.
+    /// The `q`-quantile (0 ..= 1) of the times ([`crate::stats::quantile`]);
+    /// zero when there are none.
     pub fn quantile(&self, q: f64) -> Duration {
-        let mut sorted = self.times.clone();
-        sorted.sort();
-        let rank = (sorted.len().saturating_sub(1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
-        sorted.get(rank).copied().unwrap_or_default()
+        crate::stats::quantile(&self.times, q).unwrap_or_default()
     }
 }
 
@@ -224,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn quantiles_pick_the_nearest_rank() {
+    fn quantiles_are_the_shared_interpolated_ones() {
         let ms = Duration::from_millis;
         let times = SideTimes {
             times: vec![ms(5), ms(1), ms(4), ms(2), ms(3)],
@@ -235,6 +232,11 @@ mod tests {
         assert_eq!(times.quantile(0.25), ms(2));
         assert_eq!(times.quantile(0.5), ms(3));
         assert_eq!(times.quantile(1.0), ms(5));
+        let even = SideTimes {
+            times: vec![ms(4), ms(1), ms(3), ms(2)],
+            ..times.clone()
+        };
+        assert_eq!(even.quantile(0.5), Duration::from_micros(2500));
         let none = SideTimes {
             times: Vec::new(),
             ..times

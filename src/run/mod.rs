@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use warpjit_ir::interp::ExecError;
 use warpjit_ir::VerifiedModule;
-use warpjit_jit::{JitBackend, JitKernel};
+use warpjit_jit::{JitBackend, JitKernel, KernelCompile};
 use warpjit_runtime::{
     Buffer, InterpreterBackend, Kernel, LaunchError, LaunchReport, Runtime, RuntimeConfig,
 };
@@ -29,7 +29,7 @@ pub struct RunOutcome {
     pub sm_count: u32,
     pub wall: Duration,
     /// How long the JIT took to compile the module (None: interpreted).
-    pub compile_time: Option<Duration>,
+    pub compile_time: Option<KernelCompile>,
 }
 
 /// The options of a file's `//! run:` lines, later lines on top of earlier
@@ -78,7 +78,7 @@ pub struct PreparedRun {
     /// The SMs the runtime has.
     pub sm_count: u32,
     /// How long the JIT took to compile the module (None: interpreted).
-    pub compile_time: Option<Duration>,
+    pub compile_time: Option<KernelCompile>,
 }
 
 /// One launch of a prepared run.
@@ -130,12 +130,13 @@ pub fn prepare(module: &VerifiedModule, plan: &RunPlan) -> Result<PreparedRun, S
         .map(|code| code.compile_for(plan.workgroup.0))
         .transpose()
         .map_err(|e| format!("@{}: cannot compile: {e}", plan.kernel_name))?;
-    if let Some(elapsed) = compile_time {
+    if let Some(compiled) = compile_time {
         tracing::info!(
             kernel = %plan.kernel_name,
             opt_level = plan.jit.opt_level,
             target = ?plan.jit.target,
-            ?elapsed,
+            elapsed = ?compiled.time,
+            cache_hit = compiled.cache_hit,
             "compiled"
         );
     }

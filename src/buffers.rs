@@ -139,7 +139,16 @@ impl BufferSpec {
         match self {
             BufferSpec::File { path, format } => {
                 let format = format.unwrap_or(declared);
-                let bytes = crate::files::read_at_most(path, MAX_BUFFER_BYTES, "4 GiB")?;
+                let bytes =
+                    crate::files::read_at_most(path, MAX_BUFFER_BYTES, "4 GiB").map_err(|e| {
+                        match mistyped_format(path) {
+                            Some(word) if !path.exists() => format!(
+                                "{e} (`{word}` after the last `:` is not a type: {})",
+                                values::format_names()
+                            ),
+                            _ => e,
+                        }
+                    })?;
                 if bytes.len() % format.bytes() as usize != 0 {
                     return Err(format!(
                         "{} has {} bytes, not a whole number of {} elements",
@@ -203,6 +212,18 @@ impl BufferSpec {
             }
         }
     }
+}
+
+/// The word after the last `:` of `path` when it looks like an attempt at a
+/// type (`u9`, `f31`): a letter, then digits and letters, 2 to 6 long.
+fn mistyped_format(path: &std::path::Path) -> Option<&str> {
+    let (_, last) = path.to_str()?.rsplit_once(':')?;
+    let mut chars = last.chars();
+    let typelike = (2..=6).contains(&last.len())
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && last.chars().any(|c| c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_alphanumeric());
+    typelike.then_some(last)
 }
 
 fn parse_file_spec(rest: &str) -> Result<BufferSpec, String> {
@@ -348,5 +369,30 @@ mod tests {
                 format: None
             })
         );
+    }
+
+    #[test]
+    fn a_missing_file_whose_name_ends_in_a_near_type_names_it() {
+        let dir = std::env::temp_dir().join(format!("warpjit-mistyped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.bin");
+        std::fs::write(&input, [0u8; 8]).unwrap();
+        let spec = |suffix: &str| {
+            BufferSpec::parse(&format!("file:{}{suffix}", input.display())).expect("syntax")
+        };
+        let err = spec(":u9").materialize(NumFormat::U32).unwrap_err();
+        assert!(
+            err.contains("`u9` after the last `:` is not a type: "),
+            "{err}"
+        );
+        assert!(err.contains("u32"), "{err}");
+        // A real type, and a file that does exist with a colon, read fine.
+        assert_eq!(spec(":u16").materialize(NumFormat::U32).unwrap().len(), 8);
+        std::fs::write(dir.join("in.bin:v2"), [1u8; 4]).unwrap();
+        assert_eq!(spec(":v2").materialize(NumFormat::U32).unwrap(), [1u8; 4]);
+        // A name that does not look like a type gets the plain error.
+        let err = spec(":backup").materialize(NumFormat::U32).unwrap_err();
+        assert!(!err.contains("not a type"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

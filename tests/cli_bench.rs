@@ -64,7 +64,7 @@ fn json_and_svg_carry_the_results() {
             "--no-interp",
             "--json",
             "--plot",
-            "chart.svg",
+            "charts/chart.svg",
             "W3",
         ],
     );
@@ -78,14 +78,14 @@ fn json_and_svg_carry_the_results() {
     );
     assert!(run.stdout.contains("\"outcome\": \"checked\""));
     assert!(!run.stdout.contains("\"config\": \"interp\""));
-    let svg = std::fs::read_to_string(dir.join("chart.svg")).expect("the chart was written");
+    let svg = std::fs::read_to_string(dir.join("charts/chart.svg")).expect("the chart was written");
     assert!(
         svg.starts_with("<svg") && svg.contains("reduce · jit 1 SM"),
         "{svg}"
     );
     // Against one Rust thread: the 1-SM row, the all-SMs row and rayon.
     assert!(
-        run.stderr.contains("wrote chart.svg: 3 bars"),
+        run.stderr.contains("wrote charts/chart.svg: 3 bars"),
         "{}",
         run.stderr
     );
@@ -102,11 +102,12 @@ fn bad_names_and_options_are_one_line_errors() {
         run.stderr
     );
     // Before any measuring: nothing is printed to stdout.
-    let run = warpjit(&dir, &["bench", "saxpy", "--plot", "no/such/dir/plot.svg"]);
+    std::fs::write(dir.join("a_file"), "").unwrap();
+    let run = warpjit(&dir, &["bench", "saxpy", "--plot", "a_file/dir/plot.svg"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr
-            .contains("--plot no/such/dir/plot.svg: the directory"),
+            .contains("--plot a_file/dir/plot.svg: cannot create the directory a_file/dir"),
         "{}",
         run.stderr
     );

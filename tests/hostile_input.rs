@@ -263,6 +263,9 @@ fn fuzz_and_replay_refuse_bad_arguments_and_bad_reproducers() {
         (vec!["fuzz", "--time=-5s"], "--time"),
         (vec!["fuzz", "--jobs", "0"], "--jobs"),
         (vec!["fuzz", "--cases=-1"], "--cases"),
+        (vec!["fuzz", "--cases", "0"], "--cases"),
+        (vec!["fuzz", "--time", "0s"], "a campaign needs some time"),
+        (vec!["fuzz", "--seed", "0xg"], "is not a seed"),
         (vec!["fuzz", "--reduce-time", "1e300h"], "--reduce-time"),
         (vec!["fuzz", "--target", "avx3"], "--target"),
         (vec!["fuzz", "-O", "4"], "--opt-level"),
@@ -279,6 +282,20 @@ fn fuzz_and_replay_refuse_bad_arguments_and_bad_reproducers() {
     );
     refused(&warpjit(&dir, &["replay", "missing"]), "cannot read");
     refused(&warpjit(&dir, &["replay", "."]), "does not check");
+    // A reproducer whose run line lost an option: the file is named, and
+    // the option goes on its run line (replay has no --param).
+    let norun = dir.join("norun");
+    std::fs::create_dir_all(&norun).unwrap();
+    std::fs::write(
+        norun.join("program.warp"),
+        "param %n: i32\nbuffer @out[0]: u32\nkernel @main {\n  %x = add %n, 1\n}\n",
+    )
+    .unwrap();
+    refused(
+        &warpjit(&dir, &["replay", "norun"]),
+        "norun/program.warp: parameter %n: i32 has no value; give --param n=VALUE \
+         (replay takes its options from the file's `//! run:` lines)",
+    );
     good_run_works(&dir);
 }
 

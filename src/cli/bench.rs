@@ -144,7 +144,8 @@ fn machine(options: &BenchOptions) -> Vec<(&'static str, String)> {
 }
 
 /// Whether the plot can go to `path`: it names an `.svg` file (the chart is
-/// SVG text), its directory exists, and it is not a directory itself.
+/// SVG text) that is not a directory, in a directory that exists or is
+/// created now (as `run --output` creates its directories).
 fn check_plot_path(path: &std::path::Path) -> Result<(), String> {
     let shown = path.display();
     if path.is_dir() {
@@ -158,15 +159,13 @@ fn check_plot_path(path: &std::path::Path) -> Result<(), String> {
             "--plot {shown}: the chart is written as SVG; give a file name ending in .svg"
         ));
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(format!(
-            "--plot {shown}: the directory {} does not exist",
-            parent.display()
-        ));
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            format!(
+                "--plot {shown}: cannot create the directory {}: {e}",
+                parent.display()
+            )
+        })?;
     }
     Ok(())
 }

@@ -15,14 +15,15 @@ use warpjit_ir::reduce::ReduceLimits;
 pub struct FuzzArgs {
     /// Stop starting cases after this long: `90s`, `5m`, `1h` or seconds.
     /// Without --time or --cases: 60s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_time_limit)]
     time: Option<Duration>,
     /// Stop after this many cases.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     cases: Option<u64>,
-    /// Campaign seed; case i is generated from a seed mixed from it and i.
-    /// Default: from the clock (printed, so the campaign can be repeated).
-    #[arg(long, value_name = "S")]
+    /// Campaign seed, decimal or `0x` hex; case i is generated from a seed
+    /// mixed from it and i. Default: from the clock (printed, so the
+    /// campaign can be repeated).
+    #[arg(long, value_name = "S", value_parser = parse_seed)]
     seed: Option<u64>,
     /// Worker threads, each with its own JIT (default: available cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -245,6 +246,25 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A campaign's time limit: a duration ([`parse_duration`]) above zero.
+fn parse_time_limit(text: &str) -> Result<Duration, String> {
+    let limit = parse_duration(text)?;
+    if limit.is_zero() {
+        return Err("a campaign needs some time; give more than 0".into());
+    }
+    Ok(limit)
+}
+
+/// A seed in decimal, or in hex after `0x` (as reproducers print seeds).
+fn parse_seed(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.map_err(|_| format!("`{text}` is not a seed (a number below 2^64, decimal or 0x hex)"))
+}
+
 /// Whether reproducers can be written under `dir`: it is a directory, or
 /// can be created (the probe leaves nothing behind; the campaign creates
 /// it when it has something to write).
@@ -268,4 +288,24 @@ fn check_out_dir(dir: &std::path::Path) -> Result<(), String> {
         let _ = std::fs::remove_dir(d);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_seed, parse_time_limit};
+    use std::time::Duration;
+
+    #[test]
+    fn seeds_are_decimal_or_hex_and_time_limits_positive() {
+        assert_eq!(parse_seed("16"), Ok(16));
+        assert_eq!(parse_seed("0x10"), Ok(16));
+        assert_eq!(parse_seed("0xe684cb8a34198f58"), Ok(0xe684_cb8a_3419_8f58));
+        assert_eq!(parse_seed("18446744073709551615"), Ok(u64::MAX));
+        for bad in ["", "0x", "-1", "18446744073709551616", "0x1_0", "ten"] {
+            assert!(parse_seed(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_time_limit("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_time_limit("0").is_err());
+        assert!(parse_time_limit("0ms").is_err());
+    }
 }

@@ -46,7 +46,10 @@ pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
         .map_err(|d| format!("{shown} does not check:\n{}", d.render(&shown, &source)))?;
     // Buffer files are taken from DIR, where the `//! run:` lines are.
     let options = run::options_from_source(&shown, &source)?;
-    let plan = run::plan(&module, &options)?;
+    // The options named in plan's hints go on those lines: replay has none.
+    let plan = run::plan(&module, &options).map_err(|e| {
+        format!("{shown}: {e} (replay takes its options from the file's `//! run:` lines)")
+    })?;
     let launch = Launch {
         grid: plan.grid.0,
         workgroup: plan.workgroup.0,

@@ -389,6 +389,43 @@ kernel @main workgroup(64) {
 }
 
 #[test]
+fn a_call_chain_as_long_as_the_module_is_refused_without_a_stack_overflow() {
+    // 60000 functions, each calling the next: the JIT's stack estimate
+    // walks the chain on a small stack, like an embedder's thread.
+    let mut source = String::from("buffer @out[0]: u32\n");
+    for f in 0..60_000 {
+        source.push_str(&format!("func @f{f}() {{\n  call @f{}()\n}}\n", f + 1));
+    }
+    source.push_str("func @f60000() {\n  membar\n}\n");
+    source.push_str("kernel @main workgroup(32) {\n  call @f0()\n}\n");
+    let module = Arc::new(verified(&source));
+    let kernel = module.find_function("main").unwrap();
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let runtime = Runtime::with_backend(
+                RuntimeConfig {
+                    sm_count: 1,
+                    ..RuntimeConfig::default()
+                },
+                Arc::new(JitBackend::default()),
+            )
+            .expect("valid configuration");
+            let err = runtime
+                .prepare_function(module, kernel)
+                .expect_err("far more stack than a warp may have");
+            assert!(
+                err.to_string()
+                    .contains("MiB of stack per warp; the JIT allows 256 MiB"),
+                "{err}"
+            );
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+}
+
+#[test]
 fn one_interpreter_runtime_refuses_absurd_launches_stops_runaways_and_carries_on() {
     runtime_carries_on(Arc::new(InterpreterBackend));
 }

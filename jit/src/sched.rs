@@ -125,8 +125,8 @@ impl KernelPlan {
         module: &VerifiedModule,
         kernel: FuncId,
     ) -> (KernelPlan, Option<phases::PhaseLayout>) {
-        let mut memo: Vec<Option<Needs>> = vec![None; module.functions.len()];
-        let needs = function_needs(module, kernel.0 as usize, &mut memo, 0);
+        let memo = all_needs(module);
+        let needs = memo[kernel.0 as usize].unwrap_or(Needs::UNKNOWN);
         let uses_barrier = needs.barrier;
         let bytes = BASE_STACK
             .saturating_add(needs.stack.saturating_mul(2))
@@ -193,6 +193,15 @@ struct Needs {
     insts: u64,
 }
 
+impl Needs {
+    /// The worst case, for a function whose needs are not known.
+    const UNKNOWN: Needs = Needs {
+        barrier: true,
+        stack: u64::MAX,
+        insts: u64::MAX,
+    };
+}
+
 /// Instructions (see [`Needs::insts`]) a kernel without loops may have for
 /// its entry to run several workgroups per call. The loop over workgroups
 /// costs a kernel 1.3-2.5 ms more to compile; W3's warp sum (17) won
@@ -200,16 +209,22 @@ struct Needs {
 /// (`docs/benchmarks.md`), W8 (58) about 2%.
 const SHORT_KERNEL: u64 = 32;
 
-/// [`Needs`] of function `f`.
-fn function_needs(
-    module: &VerifiedModule,
-    f: usize,
-    memo: &mut Vec<Option<Needs>>,
-    depth: usize,
-) -> Needs {
-    if let Some(known) = memo[f] {
-        return known;
+/// [`Needs`] of every function, computed callees first in the verifier's
+/// call order, without recursion: call chains can be as long as a module
+/// has functions.
+fn all_needs(module: &VerifiedModule) -> Vec<Option<Needs>> {
+    let mut memo: Vec<Option<Needs>> = vec![None; module.functions.len()];
+    for id in module.call_order() {
+        let f = id.0 as usize;
+        memo[f] = Some(function_needs(module, f, &memo));
     }
+    memo
+}
+
+/// [`Needs`] of function `f`, given those of its callees in `memo` (a
+/// callee without them, which the call order rules out, counts as the
+/// worst case).
+fn function_needs(module: &VerifiedModule, f: usize, memo: &[Option<Needs>]) -> Needs {
     let func = &module.functions[f];
     let mut barrier = false;
     let mut insts = 0u64;
@@ -239,25 +254,17 @@ fn function_needs(
         .saturating_add(4096);
     let mut deepest = 0u64;
     let mut inlined = insts;
-    // The verifier forbids recursion; the depth test only guards against a
-    // module that slipped past it.
-    if depth < module.functions.len() {
-        for c in callees {
-            if c < module.functions.len() {
-                let callee = function_needs(module, c, memo, depth + 1);
-                barrier |= callee.barrier;
-                deepest = deepest.max(callee.stack);
-                inlined = inlined.saturating_add(callee.insts);
-            }
-        }
+    for c in callees {
+        let callee = memo.get(c).copied().flatten().unwrap_or(Needs::UNKNOWN);
+        barrier |= callee.barrier;
+        deepest = deepest.max(callee.stack);
+        inlined = inlined.saturating_add(callee.insts);
     }
-    let needs = Needs {
+    Needs {
         barrier,
         stack: own.saturating_add(deepest),
         insts: inlined,
-    };
-    memo[f] = Some(needs);
-    needs
+    }
 }
 
 /// Why a workgroup's warps stopped before all finished.

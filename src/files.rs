@@ -36,14 +36,19 @@ pub fn read_at_most(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Stri
 /// Largest source file read (the parser's own limit).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
-/// Reads a `.warp` file as text; the error names the file (and where its
-/// bytes stop being UTF-8).
+/// Reads a `.warp` file as text, without a leading byte order mark; the
+/// error names the file (and where its bytes stop being UTF-8).
 pub fn read_source(path: &Path) -> Result<String, String> {
     let shown = path.display();
     if path.is_dir() {
         return Err(format!("{shown} is a directory, not a .warp file"));
     }
-    let bytes = read_at_most(path, MAX_SOURCE_BYTES, "64 MiB")?;
+    let mut bytes = read_at_most(path, MAX_SOURCE_BYTES, "64 MiB")?;
+    // A byte order mark is no part of the program: without it, columns
+    // count as an editor shows them.
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let (line, col) = warpjit_ir::span::line_col(
             &String::from_utf8_lossy(&e.as_bytes()[..e.utf8_error().valid_up_to()]),

@@ -88,6 +88,33 @@ fn binary_garbage_and_invalid_utf8_are_refused_with_a_position() {
     // Valid UTF-8 that is not a program: NULs and control characters.
     std::fs::write(dir.join("nul.warp"), "kernel @k {\0\u{7}}\n").unwrap();
     refused(&warpjit(&dir, &["check", "nul.warp"]), "nul.warp:1:");
+    // Line endings of old Macs: refused where the first one is, rather
+    // than a comment swallowing the file.
+    std::fs::write(dir.join("cr.warp"), "// head\rkernel @k {\r}\r").unwrap();
+    refused(
+        &warpjit(&dir, &["check", "cr.warp"]),
+        "a carriage return without a line feed",
+    );
+    refused(&warpjit(&dir, &["check", "cr.warp"]), "cr.warp:1:8");
+    // A byte order mark is dropped: columns on line 1 are an editor's, and
+    // fmt keeps the header on top.
+    std::fs::write(
+        dir.join("bom.warp"),
+        "\u{feff}//! run: --buffer out=zeros:32\nbuffer @out[0]: u32\nkernel @k workgroup(32) {\n  membar\n}\n",
+    )
+    .unwrap();
+    let run = warpjit(&dir, &["fmt", "bom.warp"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("//! run: --buffer out=zeros:32\n"),
+        "{}",
+        run.stdout
+    );
+    std::fs::write(dir.join("bom_first.warp"), "\u{feff}kernal @k {\n}\n").unwrap();
+    refused(
+        &warpjit(&dir, &["check", "bom_first.warp"]),
+        "bom_first.warp:1:1",
+    );
     good_run_works(&dir);
 }
 

@@ -503,6 +503,37 @@ fn crlf_text_formats_like_lf_text() {
 }
 
 #[test]
+fn a_header_after_a_byte_order_mark_stays_on_top() {
+    let plain = "//! run: --buffer out=zeros:32\nbuffer @out[0]: u32\n\nkernel @main workgroup(32) {\n  membar\n}\n";
+    for header_gap in ["", "\n"] {
+        let src = format!(
+            "\u{feff}{}",
+            plain.replacen('\n', &format!("\n{header_gap}"), 1)
+        );
+        let out = fmt(&src);
+        assert!(out.starts_with("//! run: --buffer out=zeros:32\n"), "{out}");
+        assert_eq!(out.matches("//!").count(), 1, "{out}");
+    }
+}
+
+#[test]
+fn lone_carriage_returns_are_refused_where_they_are() {
+    // Old Mac line endings: a comment would run to the end of the file.
+    let err = |src: &str| {
+        let d = parse_with_comments(src).unwrap_err();
+        let d = &d.0[0];
+        (d.line_col(src), d.message.clone())
+    };
+    let (at, message) = err("// head\rkernel @main {\r  kill\r}\r");
+    assert_eq!(at, (1, 8));
+    assert!(
+        message.starts_with("a carriage return without a line feed"),
+        "{message}"
+    );
+    assert_eq!(err("kernel @main {\r  kill\r\n}\n").0, (1, 15));
+}
+
+#[test]
 fn parse_errors_are_the_same_as_without_comments() {
     let src = "// c\nkernel @main {\n  %x = frobnicate 1\n}\n";
     assert_eq!(

@@ -421,6 +421,10 @@ impl SourceLines<'_> {
         let bytes = self.src.as_bytes();
         let mut at = pos;
         while at > 0 {
+            // A byte order mark opening the file is not code.
+            if at == '\u{feff}'.len_utf8() && self.src.starts_with('\u{feff}') {
+                return true;
+            }
             match bytes[at - 1] {
                 b'\n' => return true,
                 b' ' | b'\t' | b'\r' => at -= 1,

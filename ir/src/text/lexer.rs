@@ -98,7 +98,7 @@ impl<'s> Lexer<'s> {
     }
 
     pub fn next_token(&mut self) -> Result<Token, Diagnostic> {
-        self.skip_trivia();
+        self.skip_trivia()?;
         let bytes = self.src.as_bytes();
         let start = self.pos;
         let Some(&first) = bytes.get(start) else {
@@ -146,10 +146,13 @@ impl<'s> Lexer<'s> {
         Token { kind, start, end }
     }
 
-    fn skip_trivia(&mut self) {
+    fn skip_trivia(&mut self) -> Result<(), Diagnostic> {
         let bytes = self.src.as_bytes();
         loop {
             match bytes.get(self.pos) {
+                Some(b'\r') if bytes.get(self.pos + 1) != Some(&b'\n') => {
+                    return Err(lone_carriage_return(self.pos));
+                }
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
                 // A byte order mark, which some editors put first.
                 Some(0xef) if self.pos == 0 && self.src.starts_with('\u{feff}') => {
@@ -160,12 +163,21 @@ impl<'s> Lexer<'s> {
                         Some(i) => self.pos + i,
                         None => self.src.len(),
                     };
+                    // A comment would swallow lines ended by a lone CR.
+                    let text = &bytes[self.pos..end];
+                    if let Some(cr) = text
+                        .iter()
+                        .enumerate()
+                        .position(|(i, &b)| b == b'\r' && self.pos + i + 1 != end)
+                    {
+                        return Err(lone_carriage_return(self.pos + cr));
+                    }
                     if let Some(comments) = &mut self.comments {
                         comments.push(Span::new(self.pos, end));
                     }
                     self.pos = end;
                 }
-                _ => return,
+                _ => return Ok(()),
             }
         }
     }
@@ -346,4 +358,15 @@ pub(crate) fn shorten(text: &str) -> String {
         let head: String = text.chars().take(SHOWN).collect();
         format!("{head}...")
     }
+}
+
+/// The error for a carriage return not followed by a line feed: lines end
+/// in `\n` or `\r\n`, and a lone CR (old Mac line endings) would make a
+/// comment run on to the end of the file.
+fn lone_carriage_return(at: usize) -> Diagnostic {
+    Diagnostic::new(
+        Span::new(at, at + 1),
+        "a carriage return without a line feed: lines must end in \\n or \\r\\n \
+         (convert the file's line endings)",
+    )
 }

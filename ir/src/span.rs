@@ -88,7 +88,9 @@ impl Diagnostic {
             .find('\n')
             .map(|i| start + i)
             .unwrap_or(source.len());
+        // Without the CR of a CRLF line end, which has no picture to show.
         let text = &source[line_start..line_end];
+        let text = text.strip_suffix('\r').unwrap_or(text);
         let end = (self.span.end as usize).clamp(start, line_end);
         let width = source[start..end].chars().count().max(1);
         let gutter = line.to_string().len();
@@ -97,8 +99,11 @@ impl Diagnostic {
         // column when it lies far to the right (a huge one-line file).
         const SHOWN: usize = 200;
         let skip = if col > SHOWN - 40 { col - 1 - 40 } else { 0 };
-        let mut shown: String = text.chars().skip(skip).take(SHOWN).collect();
-        let mut caret_at = col - 1 - skip;
+        let chars: Vec<char> = text.chars().skip(skip).take(SHOWN).collect();
+        let before = (col - 1 - skip).min(chars.len());
+        let under = &chars[before..(before + width).min(chars.len())];
+        let mut shown: String = chars.iter().map(|&c| shown_char(c)).collect();
+        let mut caret_at = shown_width(&chars[..before]);
         if skip > 0 {
             shown.insert_str(0, "...");
             caret_at += 3;
@@ -107,7 +112,7 @@ impl Diagnostic {
             "error: {}\n{pad}--> {file}:{line}:{col}\n{pad} |\n{line} | {shown}\n{pad} | {}{}\n",
             self.message,
             " ".repeat(caret_at),
-            "^".repeat(width.min(SHOWN.saturating_sub(col - 1 - skip)).max(1)),
+            "^".repeat(shown_width(under).max(1)),
         );
         for n in &self.notes {
             out.push_str(&format!("{pad} = {n}\n"));
@@ -126,6 +131,29 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
+}
+
+/// Spaces a tab becomes in a snippet, so the caret line below it, made of
+/// spaces, lines up on any terminal.
+const TAB: &str = "    ";
+
+/// How a snippet shows `c`: a tab as [`TAB`], other control characters as
+/// their Unicode pictures (U+2400..), which cannot move the cursor.
+fn shown_char(c: char) -> String {
+    match c {
+        '\t' => TAB.to_string(),
+        '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32).map_or(String::new(), String::from),
+        '\u{7f}' => "\u{2421}".to_string(),
+        c => c.to_string(),
+    }
+}
+
+/// Columns `chars` take in a snippet ([`shown_char`]).
+fn shown_width(chars: &[char]) -> usize {
+    chars
+        .iter()
+        .map(|&c| if c == '\t' { TAB.len() } else { 1 })
+        .sum()
 }
 
 /// 1-based line and character column of byte offset `pos`.

@@ -1103,7 +1103,8 @@ fn else_if_chains_count_as_nesting() {
     let err = text::parse(&chain(255)).expect_err("too deep");
     assert_eq!(
         err.0[0].message,
-        "blocks nest too deeply: the limit is 256 levels"
+        "blocks nest too deeply: the limit is 256 levels; each `else if` of a chain \
+         counts as one more (this is the 255th)"
     );
 }
 
@@ -1280,6 +1281,27 @@ fn rendered_error_points_at_the_token() {
          |        ^^^^\n\
          \n\
          1 error in k.warp\n"
+    );
+}
+
+#[test]
+fn snippets_show_tabs_as_spaces_and_control_characters_as_pictures() {
+    // Two tabs then 16 characters: the token is at column 19, and the
+    // caret lines up with it under the tabs shown as four spaces each.
+    let src = "kernel @k {\n\t\t%x = addd %y, 1\r\n}\n";
+    let err = text::parse(src).expect_err("unknown instruction");
+    let shown = err.render("k.warp", src);
+    assert!(
+        shown
+            .contains(" --> k.warp:2:8\n  |\n2 |         %x = addd %y, 1\n  |              ^^^^\n"),
+        "{shown}"
+    );
+    let src = "kernel @k {\u{7}\n}\n";
+    let err = text::parse(src).expect_err("a bell");
+    let shown = err.render("k.warp", src);
+    assert!(
+        shown.contains("1 | kernel @k {\u{2407}\n  |            ^\n"),
+        "{shown}"
     );
 }
 

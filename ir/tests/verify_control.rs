@@ -149,6 +149,26 @@ fn mutual_recursion_names_the_cycle() {
 }
 
 #[test]
+fn a_long_cycle_is_named_by_its_ends() {
+    // @f0 -> @f1 -> ... -> @f999 -> @f0: 1001 names, 16 shown.
+    let n = 1000u32;
+    let funcs: Vec<_> = (0..n)
+        .map(|i| {
+            Fb::func(&format!("f{i}"), vec![]).body(vec![call(i + 1, (i + 1) % n, vec![], vec![])])
+        })
+        .collect();
+    let f = |i: usize| format!("@f{i}");
+    let head: Vec<String> = (0..8).map(f).collect();
+    let tail: Vec<String> = (993..1000).map(f).chain([f(0)]).collect();
+    let message = format!(
+        "recursive call: {} -> (985 more) -> {}",
+        head.join(" -> "),
+        tail.join(" -> ")
+    );
+    expect_errors(&module(funcs), &[(1, message.as_str())]);
+}
+
+#[test]
 fn call_order_puts_callees_first() {
     let leaf = Fb::func("leaf", vec![]).body(vec![]);
     let k = Fb::kernel("main").body(vec![call(1, 2, vec![], vec![])]);

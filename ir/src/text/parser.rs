@@ -476,7 +476,17 @@ impl<'s> Parser<'s> {
         extra: usize,
     ) -> PResult<()> {
         let level = stack.last().expect("a block is open").level + 1 + extra;
-        let brace = self.open_block(level)?;
+        let brace = self.open_block(level).map_err(|d| {
+            if extra == 0 {
+                return d;
+            }
+            let message = format!(
+                "{}; each `else if` of a chain counts as one more (this is the {})",
+                d.message,
+                ordinal(extra)
+            );
+            Diagnostic { message, ..d }
+        })?;
         stack.push(OpenBlock {
             construct,
             stmts: Vec::new(),
@@ -941,4 +951,16 @@ impl<'s> Parser<'s> {
             span: Span::new(t.start, self.prev_end),
         })
     }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ..., `11th`, ..., `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }

@@ -193,14 +193,22 @@ fn cycle_diagnostic(m: &Module, edges: &[&[(usize, Span)]], scc: &[usize]) -> Op
         .iter()
         .find(|(g, _)| *g == first_callee)
         .map(|(_, s)| *s)?;
-    let names: Vec<String> = path
-        .iter()
-        .map(|f| format!("@{}", m.functions[*f].name))
-        .collect();
-    Some(Diagnostic::new(
-        span,
-        format!("recursive call: {}", names.join(" -> ")),
-    ))
+    let name = |f: &usize| format!("@{}", m.functions[*f].name);
+    // A long cycle shows its ends: the message stays one readable line.
+    const SHOWN: usize = 8;
+    let cycle = if path.len() <= 2 * SHOWN {
+        path.iter().map(name).collect::<Vec<_>>().join(" -> ")
+    } else {
+        let head: Vec<String> = path[..SHOWN].iter().map(name).collect();
+        let tail: Vec<String> = path[path.len() - SHOWN..].iter().map(name).collect();
+        format!(
+            "{} -> ({} more) -> {}",
+            head.join(" -> "),
+            path.len() - 2 * SHOWN,
+            tail.join(" -> ")
+        )
+    };
+    Some(Diagnostic::new(span, format!("recursive call: {cycle}")))
 }
 
 /// Depth-first postorder over the call graph: callees before callers.

@@ -25,7 +25,7 @@
 mod comments;
 mod layout;
 mod lexer;
-mod literal;
+pub(crate) mod literal;
 mod literal_text;
 mod mnemonics;
 mod parser;

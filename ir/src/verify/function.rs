@@ -497,21 +497,12 @@ impl FnChecker<'_> {
 
 /// A literal as the text format could spell it: `-3:i32`, `true`,
 /// `1.5:f32`, raw bits for NaNs and f16.
+/// A literal as the canonical text writes it (`1.5:f16`, `-1:i8`), which
+/// `fmt` prints too.
 fn literal_text(c: &crate::types::Const) -> String {
-    let ty = c.ty;
-    match ty {
-        Type::Bool => (c.bits != 0).to_string(),
-        Type::I8 => format!("{}:{ty}", c.bits as u8 as i8),
-        Type::I16 => format!("{}:{ty}", c.bits as u16 as i16),
-        Type::I32 => format!("{}:{ty}", c.bits as u32 as i32),
-        Type::I64 => format!("{}:{ty}", c.bits as i64),
-        Type::F32 if f32::from_bits(c.bits as u32).is_finite() => {
-            format!("{:?}:{ty}", f32::from_bits(c.bits as u32))
-        }
-        Type::F64 if f64::from_bits(c.bits).is_finite() => {
-            format!("{:?}:{ty}", f64::from_bits(c.bits))
-        }
-        _ => format!("{:#x}:{ty}", c.bits),
+    match c.ty {
+        Type::Bool => crate::text::literal::format_const(*c),
+        ty => format!("{}:{ty}", crate::text::literal::format_const(*c)),
     }
 }
 
@@ -529,5 +520,26 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal_text;
+    use crate::types::{Const, Type};
+
+    #[test]
+    fn literals_in_messages_are_written_as_fmt_writes_them() {
+        let text = |ty, bits| literal_text(&Const { ty, bits });
+        assert_eq!(text(Type::F16, 0x3e00), "1.5:f16");
+        assert_eq!(text(Type::F16, 0x0000), "0.0:f16");
+        assert_eq!(text(Type::I8, 0xff), "-1:i8");
+        assert_eq!(text(Type::I32, 7), "7:i32");
+        assert_eq!(text(Type::F32, 0x7f80_0000), "inf:f32");
+        assert_eq!(
+            text(Type::F64, 0x7ff8_0000_0000_0000),
+            "0x7ff8000000000000:f64"
+        );
+        assert_eq!(text(Type::Bool, 1), "true");
     }
 }

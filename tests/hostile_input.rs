@@ -416,6 +416,44 @@ kernel @main workgroup(64) {
 }
 
 #[test]
+fn compiled_code_launched_with_another_module_is_refused() {
+    let three = verified(
+        "buffer @x[0]: u32\nbuffer @y[1]: u32\nbuffer @z[2]: u32\n\
+         kernel @main workgroup(32) {\n  %i = global_id.x\n  %a = shl %i, 2\n  store.u32 @z, %a, 7\n}\n",
+    );
+    let one = verified("buffer @x[0]: u32\nkernel @main workgroup(32) {\n  membar\n}\n");
+    let code = compile(&three, &JitOptions::default()).expect("compiles");
+    let kernel = one.find_function("main").unwrap();
+    let cfg = LaunchConfig::new([1, 1, 1], [32, 1, 1]);
+    // With only @x given, the code would store past the buffers (it
+    // crashed the process); kernels in another order would run the wrong
+    // one.
+    match launch(&code, &one, kernel, &cfg, &[], &mut [vec![0u8; 128]]) {
+        Err(JitError::Launch(why)) => {
+            assert!(why.contains("compiled from another module"), "{why}")
+        }
+        other => panic!("expected a refused launch, got {other:?}"),
+    }
+    let swapped = |first: &str, second: &str| {
+        verified(&format!(
+            "buffer @o[0]: u32\nkernel @{first} workgroup(32) {{\n  store.u32 @o, 0, 1\n}}\n\
+             kernel @{second} workgroup(32) {{\n  store.u32 @o, 0, 2\n}}\n"
+        ))
+    };
+    let (a, b) = (swapped("k1", "k2"), swapped("k2", "k1"));
+    let code = compile(&a, &JitOptions::default()).expect("compiles");
+    let k1 = b.find_function("k1").unwrap();
+    assert!(launch(&code, &b, k1, &cfg, &[], &mut [vec![0u8; 4]]).is_err());
+    // The module the code keeps launches, as does an equal copy.
+    let mut out = vec![vec![0u8; 4]];
+    let k1 = code.module().find_function("k1").unwrap();
+    launch(&code, code.module(), k1, &cfg, &[], &mut out).expect("its own module");
+    assert_eq!(out[0], [1, 0, 0, 0]);
+    launch(&code, &swapped("k1", "k2"), k1, &cfg, &[], &mut out).expect("an equal module");
+    jit_good_kernel_works();
+}
+
+#[test]
 fn a_call_chain_as_long_as_the_module_is_refused_without_a_stack_overflow() {
     // 60000 functions, each calling the next: the JIT's stack estimate
     // walks the chain on a small stack, like an embedder's thread.

@@ -228,15 +228,21 @@ pub struct Module {
 }
 
 impl Module {
+    /// The function `id`. Panics when `id` is not one of this module's, as
+    /// slice indexing does: ids come from [`Module::find_function`],
+    /// [`Module::kernels`] or a module's own calls.
     pub fn function(&self, id: FuncId) -> &Function {
         &self.functions[id.0 as usize]
     }
+    /// The function or kernel named `name`, with or without its `@`.
     pub fn find_function(&self, name: &str) -> Option<FuncId> {
+        let name = name.strip_prefix('@').unwrap_or(name);
         self.functions
             .iter()
             .position(|f| f.name == name)
             .map(|i| FuncId(i as u32))
     }
+    /// The kernels, in declaration order, with their ids.
     pub fn kernels(&self) -> impl Iterator<Item = (FuncId, &Function)> {
         self.functions
             .iter()
@@ -244,13 +250,20 @@ impl Module {
             .filter(|(_, f)| f.is_kernel())
             .map(|(i, f)| (FuncId(i as u32), f))
     }
+    /// The position of buffer `name` (with or without its `@`) in
+    /// declaration order, which is the order launches take buffers in
+    /// (not its binding number).
     pub fn find_buffer(&self, name: &str) -> Option<u32> {
+        let name = name.strip_prefix('@').unwrap_or(name);
         self.buffers
             .iter()
             .position(|b| b.name == name)
             .map(|i| i as u32)
     }
+    /// The position of parameter `name` (with or without its `%`) in
+    /// declaration order, which is the order launches take parameters in.
     pub fn find_param(&self, name: &str) -> Option<ParamId> {
+        let name = name.strip_prefix('%').unwrap_or(name);
         self.params
             .iter()
             .position(|p| p.name == name)

@@ -40,16 +40,16 @@
 //! - blocks nest at most 256 deep, the function body being level 1.
 //!
 //! Typing
-//! - every instruction matches [`Op::signature`]: operand and result counts
+//! - every instruction matches [`Op::signature`](crate::Op::signature): operand and result counts
 //!   (optional trailing ones included), the type variable `T` in its
-//!   [`TypeClass`] and equal in every `T` slot, fixed slots, addresses `i32`
+//!   [`TypeClass`](crate::TypeClass) and equal in every `T` slot, fixed slots, addresses `i32`
 //!   or `i64`, stored values of the format's register type or its exact
 //!   narrow type; results are checked through the declared type of the value
 //!   or variable they write;
 //! - `bitcast` converts only between types of the same width, never `bool`;
-//! - memory formats are valid ([`MemFormat::is_valid`]); atomics use a
+//! - memory formats are valid ([`MemFormat::is_valid`](crate::MemFormat::is_valid)); atomics use a
 //!   format NV_gpu_program5's ATOM table allows for the op
-//!   ([`AtomOp::allows`]) and work on buffers and shared memory only;
+//!   ([`AtomOp::allows`](crate::AtomOp::allows)) and work on buffers and shared memory only;
 //! - every `cvt` format pair and rounding mode is accepted (the semantics
 //!   define them all);
 //! - an `if` condition is `bool`; `return` gives exactly the function's

@@ -1318,3 +1318,23 @@ fn a_leading_byte_order_mark_is_skipped() {
         "error 2:3: unexpected character `\u{feff}` (U+FEFF)",
     );
 }
+
+#[test]
+fn items_are_found_by_name_with_or_without_their_sigil() {
+    let m = text::parse(
+        "param %n: i32\nbuffer @b[1]: u32\nbuffer @a[0]: u32\nfunc @f() {\n}\nkernel @main {\n}\n",
+    )
+    .expect("parses");
+    for name in ["main", "@main"] {
+        assert_eq!(m.find_function(name).map(|f| f.0), Some(1), "{name}");
+    }
+    assert_eq!(m.kernels().map(|(id, _)| id.0).collect::<Vec<_>>(), [1]);
+    // Buffers are found by their position in declaration order, which is
+    // the order launches take them in, not by binding number.
+    for (name, position) in [("a", 1), ("@a", 1), ("b", 0), ("@b", 0)] {
+        assert_eq!(m.find_buffer(name), Some(position), "{name}");
+    }
+    assert_eq!(m.find_param("%n").map(|p| p.0), Some(0));
+    assert_eq!(m.find_param("n").map(|p| p.0), Some(0));
+    assert_eq!(m.find_function("@@main"), None);
+}

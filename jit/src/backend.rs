@@ -25,6 +25,7 @@ pub struct JitBackend {
 }
 
 impl JitBackend {
+    /// A backend that compiles every kernel it prepares with `options`.
     pub fn new(options: JitOptions) -> JitBackend {
         JitBackend { options }
     }

@@ -397,6 +397,11 @@ impl CompiledModule {
         self.code.kernels.get(&kernel.0).copied()
     }
 
+    /// The module this code was compiled from: the one to launch it with.
+    pub fn module(&self) -> &VerifiedModule {
+        &self.code.source
+    }
+
     /// The options this module was compiled with.
     pub fn options(&self) -> JitOptions {
         self.code.options

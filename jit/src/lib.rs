@@ -15,6 +15,52 @@
 //! of a workgroup take turns on one thread; a kernel that can reach
 //! `barrier` runs each warp on a stackful coroutine that the barrier
 //! suspends (`sched.rs`).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use warpjit_jit::ir::interp::LaunchConfig;
+//! use warpjit_jit::ir::{text, NumFormat, VerifiedModule};
+//! use warpjit_jit::runtime::{param, Buffer, Runtime, RuntimeConfig};
+//! use warpjit_jit::{compile, launch, JitBackend, JitKernel, JitOptions};
+//!
+//! let source = "
+//! param %n: i32
+//! buffer @out[0]: u32
+//! kernel @main workgroup(256) {
+//!   %i = global_id.x
+//!   %inside = cmp.lt.u %i, %n
+//!   if %inside {
+//!     %addr = shl %i, 2
+//!     %twice = add %i, %i
+//!     store.u32 @out, %addr, %twice
+//!   }
+//! }";
+//! // `Diagnostics::render` shows parse and verify errors with file:line:col.
+//! let module = VerifiedModule::new(text::parse(source)?)?;
+//!
+//! // As a backend of the multithreaded runtime (what `warpjit run` uses):
+//! let backend = Arc::new(JitBackend::new(JitOptions::default()));
+//! let runtime = Runtime::with_backend(RuntimeConfig::default(), backend)?;
+//! let kernel = runtime.prepare(module.clone(), "main")?; // compiles here
+//! // Buffers and parameters go in the module's declaration order.
+//! let mut buffers = vec![Buffer::zeros(NumFormat::U32, 1000)?];
+//! runtime.launch(&kernel, [4, 1, 1], [256, 1, 1], &[param(1000u32)], &mut buffers)?;
+//! assert_eq!(buffers[0].to_vec::<u32>()[999], 1998);
+//! let jit: &JitKernel = kernel.code().downcast_ref().expect("prepared by the JIT");
+//! assert!(jit.compile_for([256, 1, 1])?.time.as_nanos() > 0);
+//!
+//! // Or on the calling thread over byte buffers (the differential tests):
+//! let compiled = compile(&module, &JitOptions::default().for_workgroup([256, 1, 1]))?;
+//! let main = compiled.module().find_function("main").expect("a kernel @main");
+//! let config = LaunchConfig::new([4, 1, 1], [256, 1, 1]);
+//! let mut bytes = vec![vec![0u8; 4000]];
+//! let report = launch(&compiled, compiled.module(), main, &config, &[1000], &mut bytes)?;
+//! assert!(report.faults.is_empty());
+//! assert_eq!(&bytes[0][4 * 999..], 1998u32.to_le_bytes());
+//! let asm = compiled.assembly()?; // also llvm_ir(), compile_times()
+//! assert!(asm.contains("main"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod abi;
 mod backend;
@@ -34,6 +80,10 @@ pub use engine::{
 /// The lane-shape analysis the lowering uses for memory accesses.
 pub use lower::shape;
 pub use run::launch;
+/// The IR and runtime crates, so one dependency is enough to parse, verify,
+/// compile and launch.
+pub use warpjit_ir as ir;
+pub use warpjit_runtime as runtime;
 
 use std::fmt;
 
@@ -65,6 +115,7 @@ impl Target {
 pub struct JitOptions {
     /// LLVM optimisation level, 0..=3.
     pub opt_level: u8,
+    /// Which instruction set the code may use (default: the host's).
     pub target: Target,
     /// Compile for launches whose workgroups are whole warps (a multiple of
     /// 32 invocations): every warp then starts with all 32 lanes, so the

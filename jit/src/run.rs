@@ -97,6 +97,17 @@ impl<'a> Prepared<'a> {
         params: &'a [u64],
         buffers: &[Vec<u8>],
     ) -> Result<Prepared<'a>, JitError> {
+        // The code addresses the buffers, shared memory and kernels of the
+        // module it was compiled from: with another one it would run the
+        // wrong kernel or write past the buffers given.
+        if !std::ptr::eq(module, compiled.module()) && module.module() != compiled.module().module()
+        {
+            return Err(JitError::Launch(
+                "this code was compiled from another module; launch it with \
+                 CompiledModule::module()"
+                    .into(),
+            ));
+        }
         validate_launch(module, kernel, cfg, params, &Sizes(buffers))
             .map_err(|e| JitError::Launch(e.to_string()))?;
         let entry = compiled.entry_point(kernel).ok_or_else(|| {

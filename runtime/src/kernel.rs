@@ -39,10 +39,12 @@ impl Kernel {
         }
     }
 
+    /// The module the kernel belongs to.
     pub fn module(&self) -> &VerifiedModule {
         &self.inner.module
     }
 
+    /// The kernel's id in its module.
     pub fn function(&self) -> FuncId {
         self.inner.function
     }

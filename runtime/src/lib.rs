@@ -71,4 +71,7 @@ pub use kernel::Kernel;
 pub use memory::{param, Buffer, Element, SmMemory};
 pub use runtime::{LaunchReport, Runtime};
 
+/// The IR crate (`text`, `VerifiedModule`, `NumFormat`, `FuncId`, ...), so
+/// one dependency is enough to parse, verify and launch.
+pub use warpjit_ir as ir;
 pub use warpjit_ir::interp::{ExecError, Fault, FaultReport, LaunchConfig, Placement};

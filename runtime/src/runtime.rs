@@ -73,10 +73,12 @@ impl Runtime {
         })
     }
 
+    /// The configuration the runtime was made with.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
     }
 
+    /// The backend that prepares and runs this runtime's kernels.
     pub fn backend(&self) -> &dyn Backend {
         &*self.backend
     }
@@ -140,9 +142,17 @@ impl Runtime {
     }
 
     /// Runs `kernel` on a grid of `grid` workgroups of `workgroup` threads.
-    /// `params` are the parameters' bit patterns in the module's order;
-    /// `buffers` are bound in the module's buffer order and hold the results
-    /// afterwards. Everything is checked before anything runs.
+    /// `params` are the parameters' bit patterns in the order the module
+    /// declares them (`Module::params`, `Module::find_param`; [`crate::param`]
+    /// makes the bits of a value); `buffers` are bound in the order the
+    /// module declares its buffers (`Module::buffers`, `Module::find_buffer`),
+    /// not by binding number, and hold the results afterwards. Everything is
+    /// checked before anything runs.
+    ///
+    /// Launches of one runtime take turns (from any number of threads); a
+    /// kernel carries the code its backend prepared, so a kernel prepared
+    /// by another runtime with the same backend runs that code, with that
+    /// runtime's options.
     pub fn launch(
         &self,
         kernel: &Kernel,

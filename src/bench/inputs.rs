@@ -8,12 +8,12 @@ pub fn hash(i: u64) -> u32 {
     (i as u32).wrapping_mul(2_654_435_761)
 }
 
-/// W3, W4, W5: x[i] = h(i) mod 1000.
+/// W3, W4, W5: `x[i] = h(i) mod 1000`.
 pub fn hash_values(n: usize) -> Vec<u32> {
     collect_on_huge_pages((0..n as u64).map(|i| hash(i) % 1000))
 }
 
-/// W6: x[i] = (h(i) >> 24) & 255.
+/// W6: `x[i] = (h(i) >> 24) & 255`.
 pub fn hash_bytes(n: usize) -> Vec<u8> {
     collect_on_huge_pages((0..n as u64).map(|i| (hash(i) >> 24) as u8))
 }

@@ -4,13 +4,13 @@
 //! in lock-step under an explicit execution mask, lane by lane, with every
 //! undefined case pinned to one answer (docs/semantics.md).
 //!
-//! - [`warp`]: the warp machine (frames, `if`/`loop`/`ordered` constructs,
+//! - `warp`: the warp machine (frames, `if`/`loop`/`ordered` constructs,
 //!   the execution mask), run on an explicit stack so a warp can wait at a
 //!   barrier and resume.
-//! - [`exec`]: instructions, lane by lane over the active lanes;
-//!   [`collective`]: the warp intrinsics that read other lanes;
-//!   [`access`]: loads, stores and atomics.
-//! - [`memory`]: the global-memory interface, the alignment and bounds rule,
+//! - `exec`: instructions, lane by lane over the active lanes;
+//!   `collective`: the warp intrinsics that read other lanes;
+//!   `access`: loads, stores and atomics.
+//! - `memory`: the global-memory interface, the alignment and bounds rule,
 //!   out-of-bounds fault records.
 //! - [`launch`]: launch validation, workgroup and warp scheduling, barriers.
 //!

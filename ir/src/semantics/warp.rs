@@ -81,7 +81,7 @@ pub fn quad_source(sel: QuadSel, lane: u32) -> u32 {
 }
 
 /// The two lanes a derivative in lane `lane` subtracts: `(minuend,
-/// subtrahend)`, result = v[minuend] - v[subtrahend]. Quad members are laid
+/// subtrahend)`, result = `v[minuend] - v[subtrahend]`. Quad members are laid
 /// out as in a framebuffer object (HARDWARE.md 14): 0 (x,y), 1 (x+1,y),
 /// 2 (x,y+1), 3 (x+1,y+1). Fine derivatives stay in the lane's row
 /// (`ddx`) or column (`ddy`); coarse ones use members 1-0 and 2-0.

@@ -37,7 +37,7 @@ pub fn print(module: &Module) -> String {
 /// parameters, buffers and shared arrays to the top of the module). Each
 /// literal is written as it was (only the spaces around a `:type` suffix
 /// go), unless that would not read back as the same statement. With no
-/// comments, no blank lines and only canonical spellings this is [`print`].
+/// comments, no blank lines and only canonical spellings this is [`print()`].
 ///
 /// Comments of another module's text are placed by byte positions that do
 /// not fit this module: some may land on the wrong line or be left out. Its

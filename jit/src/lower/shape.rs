@@ -143,7 +143,7 @@ impl FunctionShapes {
 
     /// Whether the storing lanes of `store` are the lanes a ballot counted
     /// and its address is a uniform base plus each lane's rank among them
-    /// times `stride` ([`ranks`]).
+    /// times `stride` (`shape/ranks.rs`).
     pub fn packed(&self, store: &Inst, stride: u64) -> bool {
         stride != 0 && self.packed.get(&std::ptr::from_ref(store)) == Some(&stride)
     }

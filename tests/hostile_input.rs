@@ -450,6 +450,12 @@ fn compiled_code_launched_with_another_module_is_refused() {
     launch(&code, code.module(), k1, &cfg, &[], &mut out).expect("its own module");
     assert_eq!(out[0], [1, 0, 0, 0]);
     launch(&code, &swapped("k1", "k2"), k1, &cfg, &[], &mut out).expect("an equal module");
+    // A launch error reads as one message, not two prefixes.
+    let with_func = verified("func @helper() {\n}\nkernel @main workgroup(32) {\n}\n");
+    let code = compile(&with_func, &JitOptions::default()).expect("compiles");
+    let helper = with_func.find_function("helper").unwrap();
+    let err = launch(&code, &with_func, helper, &cfg, &[], &mut []).unwrap_err();
+    assert_eq!(err.to_string(), "launch failed: @helper is not a kernel");
     jit_good_kernel_works();
 }
 

@@ -7,7 +7,8 @@ use crate::sched::{self, KernelPlan, Stop, WorkgroupFrame};
 use crate::{CompiledModule, JitError, JitOptions};
 use std::sync::atomic::AtomicBool;
 use warpjit_ir::interp::{
-    validate_launch, AccessKind, Fault, FaultReport, GlobalMemory, LaunchConfig, LaunchReport,
+    validate_launch, AccessKind, ExecError, Fault, FaultReport, GlobalMemory, LaunchConfig,
+    LaunchReport,
 };
 use warpjit_ir::{AtomOp, NumFormat};
 use warpjit_ir::{FuncId, VerifiedModule};
@@ -108,8 +109,13 @@ impl<'a> Prepared<'a> {
                     .into(),
             ));
         }
-        validate_launch(module, kernel, cfg, params, &Sizes(buffers))
-            .map_err(|e| JitError::Launch(e.to_string()))?;
+        validate_launch(module, kernel, cfg, params, &Sizes(buffers)).map_err(|e| {
+            JitError::Launch(match e {
+                // Shown as "launch failed: ...", not "... invalid launch: ...".
+                ExecError::InvalidLaunch(reason) => reason,
+                e => e.to_string(),
+            })
+        })?;
         let entry = compiled.entry_point(kernel).ok_or_else(|| {
             JitError::Launch(format!("function {} is not a compiled kernel", kernel.0))
         })?;

@@ -31,6 +31,12 @@ fn native_assembly_uses_vector_and_mask_registers_and_avx2_does_not_use_zmm() {
     if host_has_avx512 {
         assert!(asm.contains("%zmm"), "no zmm registers:\n{asm}");
         assert!(asm.contains("{%k"), "no mask registers:\n{asm}");
+    } else {
+        assert!(
+            !asm.contains("%zmm"),
+            "zmm registers on a host without:\n{asm}"
+        );
+        assert!(asm.contains("%xmm"), "no vector registers:\n{asm}");
     }
     let avx2 = warpjit(&[
         "dump",
@@ -41,6 +47,8 @@ fn native_assembly_uses_vector_and_mask_registers_and_avx2_does_not_use_zmm() {
     ]);
     assert!(avx2.code == 0, "{}", avx2.stderr);
     assert!(!avx2.stdout.contains("%zmm"), "avx2 code uses zmm");
+    // Dumping compiles for the target named, whatever the host has.
+    assert!(avx2.stdout.contains("%ymm"), "avx2 code without ymm");
 }
 
 #[test]

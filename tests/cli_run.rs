@@ -526,7 +526,7 @@ fn bad_options_give_one_line_naming_the_option() {
             &["--output dst=x.pgm", "--image"],
         ),
         (&["--backend", "cuda"], &["--backend", "jit", "interp"]),
-        (&["-O", "4"], &["4"]),
+        (&["-O", "4"], &["--opt-level", "not in 0..=3"]),
         (
             &["--target", "neon"],
             &["--target", "native, avx2 or sse4.2"],

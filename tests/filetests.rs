@@ -27,12 +27,24 @@ fn filetests_and_examples_meet_their_expectations() {
     warp_files(&root.join("examples"), &mut files);
     warp_files(&root.join("benches/workloads"), &mut files);
     files.sort();
-    let tests: Vec<PathBuf> = files
-        .into_iter()
-        .filter(|p| {
-            std::fs::read_to_string(p).is_ok_and(|s| warpjit::filetest::has_expectations(&s))
-        })
-        .collect();
+    // A file in tests/filetests/ exists to be checked: one without
+    // expectations (or whose directives do not scan) is an error, not a
+    // file to skip. Examples and workloads may have none.
+    let filetests = root.join("tests/filetests");
+    let mut tests = Vec::new();
+    for path in files {
+        let source = std::fs::read_to_string(&path).expect("readable .warp file");
+        if warpjit::filetest::has_expectations(&source) {
+            tests.push(path);
+        } else {
+            assert!(
+                !path.starts_with(&filetests),
+                "{}: no `//! expect` line that scans, so nothing would be checked",
+                path.display()
+            );
+        }
+    }
+    assert!(tests.len() >= 30, "filetests were lost: {}", tests.len());
     // The runner's own two files prove it finds and runs both kinds.
     for own in ["runner_expect_values.warp", "runner_expect_error.warp"] {
         assert!(

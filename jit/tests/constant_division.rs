@@ -209,19 +209,29 @@ fn a_masked_divisibility_test_is_a_multiply_and_a_compare() {
 /// f64 division of variable divisors.
 #[test]
 fn a_constant_divisor_needs_no_division_instruction() {
-    let text = program("rem.u", "i32", 3);
-    let m = warpjit_ir::text::parse(&text).expect("parses");
-    let m = VerifiedModule::new(m).expect("verifies");
     let options = JitOptions {
         opt_level: 2,
         target: Target::Avx2,
         ..JitOptions::default()
     };
-    let asm = compile(&m, &options)
-        .expect("compiles")
-        .assembly()
-        .expect("assembly");
+    let assembly = |text: &str| {
+        let m = warpjit_ir::text::parse(text).expect("parses");
+        let m = VerifiedModule::new(m).expect("verifies");
+        compile(&m, &options)
+            .expect("compiles")
+            .assembly()
+            .expect("assembly")
+    };
     // Variable divisors go through f64 (`vdivpd`); the kernel's other
     // divisions (local ids from the workgroup size) are f32 or scalar.
+    let asm = assembly(&program("rem.u", "i32", 3));
     assert!(!asm.contains("vdivpd"), "{asm}");
+    // The probe sees the division when the divisor varies per lane.
+    let variable = assembly(&kernel(
+        "i32",
+        "",
+        "  %d = or %x, 1
+  %y = rem.u %x, %d",
+    ));
+    assert!(variable.contains("vdivpd"), "{variable}");
 }

@@ -156,3 +156,35 @@ fn warps_picks_the_code_for_whole_warps_or_for_any_workgroup() {
         assert!(bad.stderr.contains(option), "{}", bad.stderr);
     }
 }
+
+/// The lowering never claims what the semantics do not promise: integer
+/// operations wrap (no `nsw`, `nuw` or `exact`) and float operations are
+/// IEEE (no fast-math flag), so LLVM may not assume otherwise. At level 0
+/// the IR is the lowering's own.
+#[test]
+fn the_lowering_adds_no_wrap_exact_or_fast_math_flags() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["examples", "benches/workloads"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("listed") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "warp") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 11, "{files:?}");
+    let flags = [
+        "nsw", "nuw", "exact", "fast", "contract", "reassoc", "nnan", "ninf", "nsz", "arcp", "afn",
+    ];
+    for file in files {
+        let shown = file.display().to_string();
+        let out = warpjit(&["dump", "--llvm", "-O", "0", &shown]);
+        assert_eq!(out.code, 0, "{shown}: {}", out.stderr);
+        assert!(out.stdout.contains("define"), "{shown}: no functions");
+        for line in out.stdout.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            assert!(!flags.iter().any(|f| words.contains(f)), "{shown}: {line}");
+        }
+    }
+}

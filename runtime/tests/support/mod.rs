@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod contention;
+
 use std::sync::Arc;
 use warpjit_ir::generate::{Features, GenConfig, GeneratedCase};
 use warpjit_ir::interp::{self, LaunchConfig};

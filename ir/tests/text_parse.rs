@@ -1108,6 +1108,31 @@ fn else_if_chains_count_as_nesting() {
     );
 }
 
+#[test]
+fn what_each_construct_expects_next_is_named_with_its_position() {
+    let cases = [
+        (
+            "kernel @main workgroup(32) {\n  var x: i32\n}\n",
+            "error 2:7: expected a variable name like `$i`, found `x`",
+        ),
+        (
+            "kernel @main workgroup(32) {\n  ordered {\n  }\n}\n",
+            "error 2:11: expected a key operand after `ordered` (a value, variable or literal), found `{`",
+        ),
+        (
+            "buffer @o[0]\nkernel @main workgroup(32) {\n}\n",
+            "error 2:1: expected `:` and the buffer's element format, found `kernel`",
+        ),
+        (
+            "kernel @main workgroup(32) {\n  if true {\n",
+            "error 3:1: expected `}` to close the block opened at 2:11, found end of file",
+        ),
+    ];
+    for (src, expected) in cases {
+        check(src, &format!("{expected}\n"));
+    }
+}
+
 // ---- name errors ----
 
 #[test]

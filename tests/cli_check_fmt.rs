@@ -365,6 +365,14 @@ fn fmt_write_on_copies_of_the_examples_and_filetests_keeps_everything() {
     for original in files {
         let name = original.file_name().expect("file name").to_string_lossy();
         let source = std::fs::read_to_string(&original).expect("read");
+        // A filetest of a parse error has nothing to format.
+        if warpjit::ir::text::parse(&source).is_err() {
+            assert!(
+                source.contains("//! expect-error:"),
+                "{name} does not parse"
+            );
+            continue;
+        }
         std::fs::write(dir.join(&*name), &source).expect("copy");
         let run = warpjit(&dir, &["fmt", "--write", &name]);
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);

@@ -43,12 +43,13 @@ impl std::error::Error for ConfigError {}
 /// Why a kernel could not be prepared or a launch did not complete.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchError {
-    /// Rejected before anything ran: no such kernel, sizes, parameters,
-    /// buffers.
+    /// Rejected before anything ran: sizes, parameters, buffers, a
+    /// kernel prepared by another backend.
     Invalid(String),
     /// Memory for the launch could not be allocated.
     OutOfMemory(AllocError),
-    /// The backend could not prepare the kernel.
+    /// The kernel could not be prepared: the module has no such kernel, or
+    /// the backend could not prepare it (`reason` says which).
     Prepare { kernel: String, reason: String },
     /// A workgroup failed (fuel exhausted, out of memory); the work above
     /// it was stopped. When several would fail, the lowest workgroup's

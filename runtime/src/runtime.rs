@@ -100,14 +100,17 @@ impl Runtime {
                     .kernels()
                     .map(|(_, f)| format!("@{}", f.name))
                     .collect();
-                LaunchError::Invalid(format!(
-                    "no kernel @{bare} (kernels: {})",
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ))
+                LaunchError::Prepare {
+                    kernel: bare.to_string(),
+                    reason: format!(
+                        "the module has no such kernel (kernels: {})",
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                }
             })?;
         self.prepare_function(module, function)
     }
@@ -122,7 +125,10 @@ impl Runtime {
         match module.functions.get(function.0 as usize) {
             Some(f) if f.is_kernel() => {}
             Some(f) => {
-                return Err(LaunchError::Invalid(format!("@{} is not a kernel", f.name)));
+                return Err(LaunchError::Prepare {
+                    kernel: f.name.clone(),
+                    reason: "it is a function, not a kernel".into(),
+                });
             }
             None => {
                 return Err(LaunchError::Invalid(format!(

@@ -383,13 +383,17 @@ kernel @second {
         .expect_err("no such kernel");
     assert_eq!(
         err.to_string(),
-        "invalid launch: no kernel @third (kernels: @first, @second)"
+        "kernel @third could not be prepared: the module has no such kernel \
+         (kernels: @first, @second)"
     );
     let helper = module.find_function("helper").expect("declared");
     let err = runtime
         .prepare_function(Arc::clone(&module), helper)
         .expect_err("not a kernel");
-    assert!(err.to_string().contains("@helper is not a kernel"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "kernel @helper could not be prepared: it is a function, not a kernel"
+    );
     let second = runtime
         .prepare(Arc::clone(&module), "@second")
         .expect("a kernel");

@@ -14,7 +14,7 @@ pub fn quantile(times: &[Duration], q: f64) -> Option<Duration> {
     let below = rank.floor() as usize;
     let above = rank.ceil() as usize;
     let (low, high) = (sorted[below], sorted[above]);
-    // Nanoseconds as u128: exact for any duration a launch can take.
+    // Through f64: exact to the nanosecond below 2^53 ns (104 days).
     let fraction = rank - below as f64;
     let between = (high - low).as_nanos() as f64 * fraction;
     Some(low + Duration::from_nanos(between.round() as u64))

@@ -65,6 +65,8 @@ fn json_and_svg_carry_the_results() {
             "--json",
             "--plot",
             "charts/chart.svg",
+            "--sms",
+            "2",
             "W3",
         ],
     );

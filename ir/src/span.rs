@@ -88,9 +88,13 @@ impl Diagnostic {
             .find('\n')
             .map(|i| start + i)
             .unwrap_or(source.len());
-        // Without the CR of a CRLF line end, which has no picture to show.
+        // Without the CR of a CRLF line end, which has no picture to show
+        // (a lone CR at the end of the file is shown: it may be the error).
         let text = &source[line_start..line_end];
-        let text = text.strip_suffix('\r').unwrap_or(text);
+        let text = match text.strip_suffix('\r') {
+            Some(stripped) if line_end < source.len() => stripped,
+            _ => text,
+        };
         let end = (self.span.end as usize).clamp(start, line_end);
         let width = source[start..end].chars().count().max(1);
         let gutter = line.to_string().len();
@@ -137,13 +141,17 @@ impl fmt::Display for Diagnostic {
 /// spaces, lines up on any terminal.
 const TAB: &str = "    ";
 
-/// How a snippet shows `c`: a tab as [`TAB`], other control characters as
-/// their Unicode pictures (U+2400..), which cannot move the cursor.
+/// How a snippet shows `c`: a tab as [`TAB`], other C0 control characters
+/// as their Unicode pictures (U+2400..), and DEL, C1 controls and the
+/// bidirectional overrides and isolates as U+FFFD, so none can move the
+/// cursor or reorder the line on a terminal.
 fn shown_char(c: char) -> String {
     match c {
         '\t' => TAB.to_string(),
         '\0'..='\u{1f}' => char::from_u32(0x2400 + c as u32).map_or(String::new(), String::from),
-        '\u{7f}' => "\u{2421}".to_string(),
+        '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            "\u{fffd}".to_string()
+        }
         c => c.to_string(),
     }
 }

@@ -531,6 +531,9 @@ fn lone_carriage_returns_are_refused_where_they_are() {
         "{message}"
     );
     assert_eq!(err("kernel @main {\r  kill\r\n}\n").0, (1, 15));
+    // At the end of the file too, in a comment or not.
+    assert_eq!(err("kernel @main {\n}\n// last\r").0, (3, 8));
+    assert_eq!(err("kernel @main {\n}\r").0, (2, 2));
 }
 
 #[test]

@@ -1106,6 +1106,9 @@ fn else_if_chains_count_as_nesting() {
         "blocks nest too deeply: the limit is 256 levels; each `else if` of a chain \
          counts as one more (this is the 255th)"
     );
+    // Other errors at an `else if`'s block say nothing of the chain.
+    let err = text::parse("kernel @k { if true { } else if true }").expect_err("no block");
+    assert_eq!(err.0[0].message, "expected `{`, found `}`");
 }
 
 #[test]
@@ -1321,6 +1324,20 @@ fn snippets_show_tabs_as_spaces_and_control_characters_as_pictures() {
             .contains(" --> k.warp:2:8\n  |\n2 |         %x = addd %y, 1\n  |              ^^^^\n"),
         "{shown}"
     );
+    // A lone CR at the end of the file is the error, and shown.
+    let src = "kernel @k {\n}\r";
+    let shown = text::parse(src)
+        .expect_err("a lone CR")
+        .render("k.warp", src);
+    assert!(shown.contains("2 | }\u{240d}\n  |  ^\n"), "{shown}");
+    // A bidirectional override in a comment cannot reorder the line.
+    let src = "kernel @k {\n  %x = addd 1 // \u{202e}x\n}\n";
+    let shown = text::parse(src).expect_err("unknown").render("k.warp", src);
+    assert!(
+        shown.contains("2 |   %x = addd 1 // \u{fffd}x\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\u{202e}'), "{shown}");
     let src = "kernel @k {\u{7}\n}\n";
     let err = text::parse(src).expect_err("a bell");
     let shown = err.render("k.warp", src);

@@ -24,9 +24,10 @@ pub struct RuntimeConfig {
     /// names the lowest, on any number of SMs (see the README).
     pub fuel: Option<u64>,
     /// Wall-clock budget of a launch; when it runs out every SM stops and
-    /// the launch fails (None: no limit, the default; `Some(ZERO)` fails
-    /// every launch at once, unlike the command line's `--watchdog 0`, which
-    /// means no limit). An embedder whose kernels may not end sets one:
+    /// the launch fails (None: no limit, the default; `Some(ZERO)` stops
+    /// every launch at once, which then fails unless its workgroups had all
+    /// finished, unlike the command line's `--watchdog 0`, which means no
+    /// limit). An embedder whose kernels may not end sets one:
     /// launches take turns, so a runaway one also holds up the others.
     pub watchdog: Option<Duration>,
 }

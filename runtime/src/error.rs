@@ -44,7 +44,8 @@ impl std::error::Error for ConfigError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchError {
     /// Rejected before anything ran: sizes, parameters, buffers, a
-    /// kernel prepared by another backend.
+    /// kernel prepared by another backend, a function id the module does
+    /// not have.
     Invalid(String),
     /// Memory for the launch could not be allocated.
     OutOfMemory(AllocError),
@@ -53,7 +54,7 @@ pub enum LaunchError {
     Prepare { kernel: String, reason: String },
     /// A workgroup failed (fuel exhausted, out of memory); the work above
     /// it was stopped. When several would fail, the lowest workgroup's
-    /// error, whatever the schedule.
+    /// error, whatever the schedule (when the workgroups below it end).
     Exec(ExecError),
     /// The backend panicked in a workgroup; the work above it was stopped
     /// and the SM threads stay usable.

@@ -48,7 +48,8 @@ pub(crate) struct LaunchJob {
     /// Linear index of the lowest workgroup known to have failed
     /// (`u64::MAX`: none).
     lowest_failure: AtomicU64,
-    /// First workgroup of the run each SM is on (`u64::MAX`: none yet).
+    /// Per SM, a lower bound of the first workgroup of the run it is on or
+    /// about to claim (`u64::MAX`: it has claimed nothing).
     running_from: Vec<AtomicU64>,
 }
 
@@ -93,7 +94,9 @@ impl LaunchJob {
 
     /// Workgroup `index` failed: cancels the SMs whose runs lie above it.
     /// The SeqCst pair with [`LaunchJob::start_run`] makes sure an SM
-    /// starting a run either is seen here or sees the failure.
+    /// starting a run above `index` either is cancelled here or sees the
+    /// failure; an SM's bound never exceeds its run's start, so none below
+    /// is cancelled.
     fn fail(&self, index: u64) {
         self.lowest_failure.fetch_min(index, Ordering::SeqCst);
         for (from, cancel) in self.running_from.iter().zip(&self.cancels) {
@@ -103,14 +106,25 @@ impl LaunchJob {
         }
     }
 
-    /// SM `sm` is about to run workgroups from `first` on. False when a
-    /// workgroup has failed: every later claim lies above it.
-    fn start_run(&self, sm: u32, first: u64) -> bool {
-        self.running_from[sm as usize].store(first, Ordering::SeqCst);
-        self.lowest_failure.load(Ordering::SeqCst) == u64::MAX
+    /// SM `sm` is about to claim: every claim from now on starts at or
+    /// after the counter's value, so that is a bound [`LaunchJob::fail`]
+    /// may compare while the claim is under way.
+    fn will_claim(&self, sm: u32) {
+        let bound = self.next.load(Ordering::SeqCst);
+        self.running_from[sm as usize].store(bound, Ordering::SeqCst);
     }
 
-    /// Whether SM `sm` should claim more work.
+    /// SM `sm` is about to run workgroups from `first` on. False when a
+    /// workgroup below `first` has failed. (A run that starts below the
+    /// failure lies wholly below it: runs never overlap, and the failing
+    /// one starts at or below the failure.)
+    fn start_run(&self, sm: u32, first: u64) -> bool {
+        self.running_from[sm as usize].store(first, Ordering::SeqCst);
+        first < self.lowest_failure.load(Ordering::SeqCst)
+    }
+
+    /// Whether SM `sm` should claim more work: not after a failure, as
+    /// every workgroup below it has been claimed already.
     fn goes_on(&self, sm: u32) -> bool {
         !self.cancels[sm as usize].is_cancelled()
             && self.lowest_failure.load(Ordering::SeqCst) == u64::MAX
@@ -336,6 +350,7 @@ fn run_sm(sm: u32, job: &LaunchJob) -> SmOutcome {
     let mut memory = SmMemory::new(&job.buffers);
     let chunk = job.chunk();
     while job.goes_on(sm) {
+        job.will_claim(sm);
         let Some(claimed) = job.claim(chunk) else {
             break;
         };

@@ -60,7 +60,6 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
     }
     if let Some(path) = &args.plot {
         // Before minutes of measuring, not after.
-        check_plot_path(path)?;
         let micro_only = cases.iter().all(|c| matches!(c, Case::Micro(_)));
         if args.no_interp && micro_only {
             return Err(format!(
@@ -70,6 +69,7 @@ pub fn bench(args: &BenchArgs) -> CommandResult {
             )
             .into());
         }
+        check_plot_path(path)?;
     }
     let options = BenchOptions {
         runs: args.runs as usize,

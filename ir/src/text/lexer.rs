@@ -165,11 +165,9 @@ impl<'s> Lexer<'s> {
                     };
                     // A comment would swallow lines ended by a lone CR.
                     let text = &bytes[self.pos..end];
-                    if let Some(cr) = text
-                        .iter()
-                        .enumerate()
-                        .position(|(i, &b)| b == b'\r' && self.pos + i + 1 != end)
-                    {
+                    if let Some(cr) = text.iter().enumerate().position(|(i, &b)| {
+                        b == b'\r' && bytes.get(self.pos + i + 1) != Some(&b'\n')
+                    }) {
                         return Err(lone_carriage_return(self.pos + cr));
                     }
                     if let Some(comments) = &mut self.comments {

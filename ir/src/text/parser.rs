@@ -477,7 +477,8 @@ impl<'s> Parser<'s> {
     ) -> PResult<()> {
         let level = stack.last().expect("a block is open").level + 1 + extra;
         let brace = self.open_block(level).map_err(|d| {
-            if extra == 0 {
+            // Only the depth error is about the chain.
+            if extra == 0 || level <= MAX_NESTING {
                 return d;
             }
             let message = format!(

@@ -495,8 +495,6 @@ impl FnChecker<'_> {
     }
 }
 
-/// A literal as the text format could spell it: `-3:i32`, `true`,
-/// `1.5:f32`, raw bits for NaNs and f16.
 /// A literal as the canonical text writes it (`1.5:f16`, `-1:i8`), which
 /// `fmt` prints too.
 fn literal_text(c: &crate::types::Const) -> String {

@@ -318,6 +318,26 @@ fn fuzz_and_replay_refuse_bad_arguments_and_bad_reproducers() {
         "param %n: i32\nbuffer @out[0]: u32\nkernel @main {\n  %x = add %n, 1\n}\n",
     )
     .unwrap();
+    // A finding's result files keep the buffers' sizes: an input of
+    // another length does not belong to them.
+    let sized = dir.join("sized");
+    std::fs::create_dir_all(&sized).unwrap();
+    std::fs::write(
+        sized.join("program.warp"),
+        "//! run: --grid 1 --workgroup 32 --buffer out=file:input-out.bin\n\
+         buffer @out[0]: u32\nkernel @main workgroup(32) {\n  %i = lane_id\n  \
+         %a = shl %i, 2\n  store.u32 @out, %a, %i\n}\n",
+    )
+    .unwrap();
+    std::fs::write(sized.join("input-out.bin"), [0u8; 128]).unwrap();
+    std::fs::write(sized.join("reference-out.bin"), [0u8; 128]).unwrap();
+    let run = warpjit(&dir, &["replay", "sized"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    std::fs::write(sized.join("input-out.bin"), [0u8; 64]).unwrap();
+    refused(
+        &warpjit(&dir, &["replay", "sized"]),
+        "sized: @out starts with 64 bytes, but sized/reference-out.bin has 128",
+    );
     refused(
         &warpjit(&dir, &["replay", "norun"]),
         "norun/program.warp: parameter %n: i32 has no value; give --param n=VALUE \

@@ -34,6 +34,34 @@ impl Replay {
     }
 }
 
+/// A launch keeps every buffer's size, so a finding's `reference-NAME.bin`
+/// is as long as the buffer it started from: an input of another length
+/// was truncated or replaced, and replaying it would say nothing.
+fn check_sizes_against_results(
+    dir: &Path,
+    module: &VerifiedModule,
+    buffers: &[Vec<u8>],
+) -> Result<(), String> {
+    for (decl, bytes) in module.buffers.iter().zip(buffers) {
+        let result = dir.join(format!("reference-{}.bin", decl.name));
+        let Ok(meta) = std::fs::metadata(&result) else {
+            continue;
+        };
+        if meta.len() != bytes.len() as u64 {
+            return Err(format!(
+                "{}: @{} starts with {} bytes, but {} has {}: the reproducer's files \
+                 do not belong together (an input truncated or replaced?)",
+                dir.display(),
+                decl.name,
+                bytes.len(),
+                result.display(),
+                meta.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Runs `DIR/program.warp` with the launch of its `//! run:` lines (buffer
 /// files relative to DIR; the JIT's `--target`, `--opt-level` and
 /// `--prefetch-ahead` from them too) on the reference and on every other engine.
@@ -50,6 +78,7 @@ pub fn replay_dir(dir: &Path) -> Result<Replay, String> {
     let plan = run::plan(&module, &options).map_err(|e| {
         format!("{shown}: {e} (replay takes its options from the file's `//! run:` lines)")
     })?;
+    check_sizes_against_results(dir, &module, &plan.buffers)?;
     let launch = Launch {
         grid: plan.grid.0,
         workgroup: plan.workgroup.0,

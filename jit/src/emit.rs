@@ -689,6 +689,21 @@ pub fn vec_of(elem: BasicTypeEnum<'_>) -> VectorType<'_> {
     }
 }
 
+/// The attributes every compiled function carries: the target, and stack
+/// probes, so a frame past a page touches each page in turn and an
+/// overflow meets the stack's guard page instead of memory beyond it.
+pub fn target_attributes(
+    cx: &Context,
+    cpu: &str,
+    features: &str,
+) -> [inkwell::attributes::Attribute; 3] {
+    [
+        cx.create_string_attribute("target-cpu", cpu),
+        cx.create_string_attribute("target-features", features),
+        cx.create_string_attribute("probe-stack", "inline-asm"),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::{has_avx2, has_avx512, has_feature};

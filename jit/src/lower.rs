@@ -91,12 +91,11 @@ pub fn lower_module<'ctx>(
     // and spills 64-byte vectors across cache lines in the others.
     let align_id = inkwell::attributes::Attribute::get_named_enum_kind_id("alignstack");
     let vector_bytes = if e.avx512 { 64 } else { 32 };
+    let [cpu_attr, features_attr, probes] = crate::emit::target_attributes(cx, cpu, features);
     let attrs = [
-        cx.create_string_attribute("target-cpu", cpu),
-        cx.create_string_attribute("target-features", features),
-        // Frames past a page touch each page in turn, so an overflow
-        // meets the stack's guard page instead of memory beyond it.
-        cx.create_string_attribute("probe-stack", "inline-asm"),
+        cpu_attr,
+        features_attr,
+        probes,
         cx.create_enum_attribute(align_id, vector_bytes),
     ];
     let posted = posted::posted_buffers(module);

@@ -497,17 +497,11 @@ pub(super) fn load_consecutive<'ctx>(
             // of KiB at level 0 (each element's step keeps a copy of the
             // whole vector), more than a warp's stack has.
             let chunk_t = crate::emit::vec_of(vt.get_element_type());
+            let offsets = run_offsets(e, bytes);
             let mut chunks = Vec::new();
             for (c, chunk_mask) in run_chunks(e, mask)?.into_iter().enumerate() {
                 let at = c as u64 * u64::from(LANES * bytes);
-                chunks.push(lane_loop::gather(
-                    e,
-                    ptr,
-                    run_offsets(e, bytes),
-                    at,
-                    chunk_mask,
-                    chunk_t,
-                )?);
+                chunks.push(lane_loop::gather(e, ptr, offsets, at, chunk_mask, chunk_t)?);
             }
             concat_all(e, chunks)?
         }))
@@ -546,14 +540,11 @@ pub(super) fn store_consecutive<'ctx>(
             masked()?;
         } else {
             // As in `load_consecutive`: runs of 32 elements.
-            for (c, chunk_mask) in run_chunks(e, mask)?.into_iter().enumerate() {
+            let offsets = run_offsets(e, bytes);
+            let chunks = run_chunks(e, mask)?.into_iter().zip(run_chunks(e, value)?);
+            for (c, (chunk_mask, chunk)) in chunks.enumerate() {
                 let at = c as u64 * u64::from(LANES * bytes);
-                let chunk = if vt.get_size() == LANES {
-                    value
-                } else {
-                    e.lane_run(value, c as u32 * LANES, LANES)?
-                };
-                lane_loop::scatter(e, ptr, run_offsets(e, bytes), at, chunk_mask, chunk)?;
+                lane_loop::scatter(e, ptr, offsets, at, chunk_mask, chunk)?;
             }
         }
         Ok(None)
@@ -566,15 +557,14 @@ fn has_masked_access(e: &Emit<'_, '_>, bytes: u32) -> bool {
     e.avx512 || (e.avx2 && bytes >= 4)
 }
 
-/// `mask` (a bit per element of a run) in runs of 32 elements.
-fn run_chunks<'ctx>(e: &Emit<'ctx, '_>, mask: V<'ctx>) -> Result<Vec<V<'ctx>>, JitError> {
-    let runs = mask.get_type().get_size() / LANES;
+/// `v` (an element of a run per lane: its mask or its values) in runs of
+/// 32 elements; a single run as it is.
+fn run_chunks<'ctx>(e: &Emit<'ctx, '_>, v: V<'ctx>) -> Result<Vec<V<'ctx>>, JitError> {
+    let runs = v.get_type().get_size() / LANES;
     if runs == 1 {
-        return Ok(vec![mask]);
+        return Ok(vec![v]);
     }
-    (0..runs)
-        .map(|c| e.lane_run(mask, c * LANES, LANES))
-        .collect()
+    (0..runs).map(|c| e.lane_run(v, c * LANES, LANES)).collect()
 }
 
 /// The vectors of `parts` (of the same type, a power of two of them) one

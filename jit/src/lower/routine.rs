@@ -43,13 +43,7 @@ pub fn define_routine<'ctx>(
     features: &str,
 ) -> Result<(), JitError> {
     let e = Emit::new(cx, llmod, features, false);
-    let target = [
-        cx.create_string_attribute("target-cpu", cpu),
-        cx.create_string_attribute("target-features", features),
-        // Frames past a page touch each page in turn, so an overflow
-        // meets the stack's guard page instead of memory beyond it.
-        cx.create_string_attribute("probe-stack", "inline-asm"),
-    ];
+    let target = crate::emit::target_attributes(cx, cpu, features);
     match spec.body {
         RoutineBody::Lanes { kind, format } => {
             memory::define_lanes_routine(&e, &spec.name, kind, format, &target)

@@ -150,7 +150,7 @@ impl<'s> Lexer<'s> {
         let bytes = self.src.as_bytes();
         loop {
             match bytes.get(self.pos) {
-                Some(b'\r') if bytes.get(self.pos + 1) != Some(&b'\n') => {
+                Some(b'\r') if is_lone_cr(bytes, self.pos) => {
                     return Err(lone_carriage_return(self.pos));
                 }
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
@@ -164,11 +164,8 @@ impl<'s> Lexer<'s> {
                         None => self.src.len(),
                     };
                     // A comment would swallow lines ended by a lone CR.
-                    let text = &bytes[self.pos..end];
-                    if let Some(cr) = text.iter().enumerate().position(|(i, &b)| {
-                        b == b'\r' && bytes.get(self.pos + i + 1) != Some(&b'\n')
-                    }) {
-                        return Err(lone_carriage_return(self.pos + cr));
+                    if let Some(cr) = (self.pos..end).find(|&at| is_lone_cr(bytes, at)) {
+                        return Err(lone_carriage_return(cr));
                     }
                     if let Some(comments) = &mut self.comments {
                         comments.push(Span::new(self.pos, end));
@@ -356,6 +353,11 @@ pub(crate) fn shorten(text: &str) -> String {
         let head: String = text.chars().take(SHOWN).collect();
         format!("{head}...")
     }
+}
+
+/// Whether `bytes[at]` is a carriage return without a line feed after it.
+fn is_lone_cr(bytes: &[u8], at: usize) -> bool {
+    bytes[at] == b'\r' && bytes.get(at + 1) != Some(&b'\n')
 }
 
 /// The error for a carriage return not followed by a line feed: lines end

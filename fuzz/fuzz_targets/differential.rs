@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => panic!("JIT refused a verified program: {e}"),
     };
     let mut memory = case.buffer_data.clone();
-    let got = launch(&compiled, &module, kernel, &launch_cfg, &case.params, &mut memory)
+    let got = launch(&compiled, kernel, &launch_cfg, &case.params, &mut memory)
         .expect("generated programs run on the JIT");
     assert!(memory == expected, "memory differs from the interpreter's");
     assert_eq!(

@@ -203,7 +203,7 @@ fn mandelbrot_run(dir: &str, opts: &JitOptions) {
     for _ in 0..5 {
         let mut buffers = vec![vec![0u8; (w * h * 4) as usize]];
         let started = Instant::now();
-        launch(&compiled, &module, kernel, &cfg, &params, &mut buffers).expect("runs");
+        launch(&compiled, kernel, &cfg, &params, &mut buffers).expect("runs");
         runs.push(ms(started.elapsed()));
     }
     println!(

@@ -397,7 +397,7 @@ impl CompiledModule {
         self.code.kernels.get(&kernel.0).copied()
     }
 
-    /// The module this code was compiled from: the one to launch it with.
+    /// The module this code was compiled from: launches run its kernels.
     pub fn module(&self) -> &VerifiedModule {
         &self.code.source
     }

@@ -54,7 +54,7 @@
 //! let main = compiled.module().find_function("main").expect("a kernel @main");
 //! let config = LaunchConfig::new([4, 1, 1], [256, 1, 1]);
 //! let mut bytes = vec![vec![0u8; 4000]];
-//! let report = launch(&compiled, compiled.module(), main, &config, &[1000], &mut bytes)?;
+//! let report = launch(&compiled, main, &config, &[1000], &mut bytes)?;
 //! assert!(report.faults.is_empty());
 //! assert_eq!(&bytes[0][4 * 999..], 1998u32.to_le_bytes());
 //! let asm = compiled.assembly()?; // also llvm_ir(), compile_times()

@@ -19,16 +19,16 @@ static NEVER_CANCELLED: AtomicBool = AtomicBool::new(false);
 /// Runs every workgroup of the grid in order (x fastest), workgroup `n` on
 /// SM `n % sm_count`, like `warpjit_ir::interp::launch`. The report counts
 /// workgroups and faults; compiled code does not count statements. The
-/// launch is checked, planned and its shared memory allocated once.
+/// launch is checked, planned and its shared memory allocated once, against
+/// the module the code was compiled from ([`CompiledModule::module`]).
 pub fn launch(
     compiled: &CompiledModule,
-    module: &VerifiedModule,
     kernel: FuncId,
     cfg: &LaunchConfig,
     params: &[u64],
     buffers: &mut [Vec<u8>],
 ) -> Result<LaunchReport, JitError> {
-    let mut prepared = Prepared::new(compiled, module, kernel, cfg, params, buffers)?;
+    let mut prepared = Prepared::new(compiled, kernel, cfg, params, buffers)?;
     let mut report = LaunchReport::default();
     let mut linear = 0u64;
     for z in 0..cfg.grid[2] {
@@ -49,7 +49,6 @@ impl CompiledModule {
     #[allow(clippy::too_many_arguments)]
     pub fn run_workgroup(
         &self,
-        module: &VerifiedModule,
         kernel: FuncId,
         cfg: &LaunchConfig,
         workgroup_id: [u32; 3],
@@ -58,7 +57,7 @@ impl CompiledModule {
         buffers: &mut [Vec<u8>],
         report: &mut LaunchReport,
     ) -> Result<(), JitError> {
-        let mut prepared = Prepared::new(self, module, kernel, cfg, params, buffers)?;
+        let mut prepared = Prepared::new(self, kernel, cfg, params, buffers)?;
         for d in 0..3 {
             if workgroup_id[d] >= cfg.grid[d] {
                 return Err(JitError::Launch(format!(
@@ -91,24 +90,13 @@ struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     fn new(
-        compiled: &CompiledModule,
-        module: &'a VerifiedModule,
+        compiled: &'a CompiledModule,
         kernel: FuncId,
         cfg: &'a LaunchConfig,
         params: &'a [u64],
         buffers: &[Vec<u8>],
     ) -> Result<Prepared<'a>, JitError> {
-        // The code addresses the buffers, shared memory and kernels of the
-        // module it was compiled from: with another one it would run the
-        // wrong kernel or write past the buffers given.
-        if !std::ptr::eq(module, compiled.module()) && module.module() != compiled.module().module()
-        {
-            return Err(JitError::Launch(
-                "this code was compiled from another module; launch it with \
-                 CompiledModule::module()"
-                    .into(),
-            ));
-        }
+        let module = compiled.module();
         validate_launch(module, kernel, cfg, params, &Sizes(buffers)).map_err(|e| {
             JitError::Launch(match e {
                 // Shown as "launch failed: ...", not "... invalid launch: ...".

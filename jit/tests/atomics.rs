@@ -237,7 +237,7 @@ fn same_as_interpreter(shared: bool, used: bool, targets: &[Target]) {
             let mut expected = buffers.clone();
             let want = interp::launch(&m, main, &cfg, &params, &mut expected).expect("interpreter");
             let mut memory = buffers.clone();
-            let got = launch(&compiled, &m, main, &cfg, &params, &mut memory).expect("runs");
+            let got = launch(&compiled, main, &cfg, &params, &mut memory).expect("runs");
             for (b, (g, w)) in memory.iter().zip(&expected).enumerate() {
                 if let Some(at) = g.iter().zip(w).position(|(g, w)| g != w) {
                     let (op, format) = match b {

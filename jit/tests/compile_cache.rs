@@ -72,7 +72,7 @@ fn code_outlives_its_cache_entry() {
     clear_compile_cache();
     let cfg = warpjit_ir::interp::LaunchConfig::new([1, 1, 1], [32, 1, 1]);
     let mut buffers = vec![vec![0u8; 128]];
-    warpjit_jit::launch(&compiled, &m, main, &cfg, &[], &mut buffers).expect("runs");
+    warpjit_jit::launch(&compiled, main, &cfg, &[], &mut buffers).expect("runs");
     let words: Vec<u32> = buffers[0]
         .chunks(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))

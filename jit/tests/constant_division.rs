@@ -129,7 +129,7 @@ fn check_program(text: &str, op: &str, ty: &str, divisor: u64) {
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = buffers.clone();
-        launch(&compiled, &m, kernel, &cfg, &[], &mut memory).expect("runs");
+        launch(&compiled, kernel, &cfg, &[], &mut memory).expect("runs");
         assert!(
             memory == expected,
             "{target:?}: {op} {ty} by {divisor:#x} differs from the interpreter"

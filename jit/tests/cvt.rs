@@ -175,7 +175,7 @@ fn check(src: NumFormat, inputs: &[u64]) {
         )
         .expect("compiles");
         let mut memory = vec![input.clone(), out.clone()];
-        launch(&compiled, &module, kernel, &cfg, &[], &mut memory).expect("runs");
+        launch(&compiled, kernel, &cfg, &[], &mut memory).expect("runs");
         if memory != expected {
             let at = memory[1]
                 .iter()

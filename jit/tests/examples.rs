@@ -50,7 +50,7 @@ fn mandelbrot_matches_the_interpreter_on_every_target() {
             for options in kinds {
                 let compiled = compile(&module, &options).expect("compiles");
                 let mut memory = buffers.clone();
-                launch(&compiled, &module, kernel, &cfg, &params, &mut memory).expect("runs");
+                launch(&compiled, kernel, &cfg, &params, &mut memory).expect("runs");
                 assert!(memory == expected, "{options:?}: counts differ");
             }
         }
@@ -103,7 +103,7 @@ fn warps_meet_at_barriers() {
     let compiled = compile(&module, &JitOptions::default()).expect("compiles");
     let cfg = LaunchConfig::new([1, 1, 1], [64, 1, 1]);
     let mut memory = vec![vec![0u8; 256]];
-    launch(&compiled, &module, kernel, &cfg, &[], &mut memory).expect("runs");
+    launch(&compiled, kernel, &cfg, &[], &mut memory).expect("runs");
     let expected: Vec<u8> = (0..64u32).rev().flat_map(u32::to_le_bytes).collect();
     assert_eq!(memory[0], expected);
 }
@@ -133,7 +133,7 @@ fn runaway_loop_runs_out_of_fuel() {
     let compiled = compile(&module, &JitOptions::default()).expect("compiles");
     let cfg = LaunchConfig::new([1, 1, 1], [40, 1, 1]).with_fuel(1000);
     let mut memory = vec![vec![0u8; 4]];
-    match launch(&compiled, &module, kernel, &cfg, &[], &mut memory) {
+    match launch(&compiled, kernel, &cfg, &[], &mut memory) {
         Err(JitError::FuelExhausted(msg)) => assert!(msg.contains("warp 0"), "{msg}"),
         other => panic!("expected FuelExhausted, got {other:?}"),
     }
@@ -191,7 +191,7 @@ fn every_example_matches_the_interpreter() {
         let compiled =
             compile(&module, &JitOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut memory = buffers.clone();
-        launch(&compiled, &module, kernel, &cfg, &params, &mut memory)
+        launch(&compiled, kernel, &cfg, &params, &mut memory)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(memory == expected, "{name}: memory differs");
     }

@@ -1206,8 +1206,7 @@ fn vector_runs_under_partial_masks_fit_the_stack_at_every_level() {
             };
             let compiled = warpjit_jit::compile(&m, &options).expect("compiles");
             let mut memory = buffers.clone();
-            let got =
-                warpjit_jit::launch(&compiled, &m, kernel, &cfg, &[], &mut memory).expect("runs");
+            let got = warpjit_jit::launch(&compiled, kernel, &cfg, &[], &mut memory).expect("runs");
             assert!(
                 memory == expected,
                 "{target:?} -O{opt_level}: memory differs"

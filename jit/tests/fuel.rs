@@ -67,7 +67,7 @@ fn run(steps: u32, fuel: u64) -> (Result<(), String>, Vec<u8>) {
         };
         let compiled = compile(&m, &options).expect("compiles");
         let mut memory = vec![vec![0xffu8; 384]];
-        let outcome = launch(&compiled, &m, kernel, &cfg, &params, &mut memory)
+        let outcome = launch(&compiled, kernel, &cfg, &params, &mut memory)
             .map(|_| ())
             .map_err(|e| match e {
                 JitError::FuelExhausted(message) => message,

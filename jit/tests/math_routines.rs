@@ -93,7 +93,7 @@ fn check(ty: &str, bytes: Vec<u8>, elem: usize) {
             ));
             assert_eq!(calls, level < 2, "{target:?} level {level}: {ir}");
             let mut memory = buffers.clone();
-            launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
+            launch(&compiled, main, &cfg, &[], &mut memory).expect("runs");
             assert!(memory == expected, "{ty} on {target:?} at level {level}");
         }
     }
@@ -196,7 +196,7 @@ fn sweep<T: Float>(xs: &[T], output: usize, reference: fn(T) -> T) {
             };
             let compiled = compile(&m, &options).expect("compiles");
             let mut memory = vec![input.clone(), vec![0u8; 5 * input.len()]];
-            launch(&compiled, &m, main, &cfg, &[], &mut memory).expect("runs");
+            launch(&compiled, main, &cfg, &[], &mut memory).expect("runs");
             for (k, (&x, got)) in xs.iter().zip(memory[1].chunks(5 * elem)).enumerate() {
                 let got = &got[output * elem..(output + 1) * elem];
                 assert_eq!(

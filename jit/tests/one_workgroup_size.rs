@@ -106,7 +106,7 @@ fn code_for_one_size_refuses_other_sizes() {
     ] {
         let cfg = LaunchConfig::new([1, 1, 1], workgroup);
         let mut memory = vec![vec![0u8; 4 * 128 * 32], vec![0u8; 4 * 128 * 4]];
-        match launch(&compiled, &m, main, &cfg, &[], &mut memory) {
+        match launch(&compiled, main, &cfg, &[], &mut memory) {
             Ok(_) => assert!(runs, "{workgroup:?} ran"),
             Err(JitError::Launch(why)) => {
                 assert!(!runs, "{workgroup:?}: {why}");

@@ -57,7 +57,7 @@ fn whole_warp_code_refuses_a_partial_warp() {
     for (workgroup, whole) in [([48, 1, 1], false), ([8, 3, 1], false), ([16, 2, 1], true)] {
         let cfg = LaunchConfig::new([1, 1, 1], workgroup);
         let mut memory = vec![vec![0u8; 4 * 64]];
-        let outcome = launch(&compiled, &m, main, &cfg, &[], &mut memory);
+        let outcome = launch(&compiled, main, &cfg, &[], &mut memory);
         match outcome {
             Ok(_) => assert!(whole, "{workgroup:?} ran"),
             Err(JitError::Launch(why)) => {

@@ -94,7 +94,7 @@ kernel @main {
             };
             let compiled = compile(&module, &opts).expect("compiles");
             let mut memory = vec![vec![0u8; size as usize * 4]];
-            launch(&compiled, &module, kernel, &cfg, &[], &mut memory).expect("runs");
+            launch(&compiled, kernel, &cfg, &[], &mut memory).expect("runs");
             assert_eq!(memory, expected, "workgroup {size}, O{opt_level}");
         }
     }

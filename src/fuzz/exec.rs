@@ -247,7 +247,7 @@ fn run_unguarded(
                 return RunResult::Failed("not compiled".into());
             };
             let mut memory = launch.buffers.clone();
-            match warpjit_jit::launch(code, module, kernel, &cfg, &launch.params, &mut memory) {
+            match warpjit_jit::launch(code, kernel, &cfg, &launch.params, &mut memory) {
                 Ok(report) => RunResult::Finished {
                     buffers: memory,
                     faults: report.faults,

@@ -98,7 +98,6 @@ pub fn compare_at(
     let mut memory = inputs.buffers.clone();
     let got = launch(
         &compiled,
-        module,
         kernel,
         &inputs.config(fuel),
         &inputs.params,

@@ -79,8 +79,7 @@ pub fn agree(
                     let want = interp::launch(&m, kernel, cfg, params, &mut expected)
                         .expect("interpreter");
                     let mut memory = buffers.to_vec();
-                    let got =
-                        launch(&compiled, &m, kernel, cfg, params, &mut memory).expect("runs");
+                    let got = launch(&compiled, kernel, cfg, params, &mut memory).expect("runs");
                     let at = format!(
                         "{target:?} whole warps {} for {:?} grid {:?} workgroup {:?} params {params:?}",
                         options.whole_warps, options.workgroup, cfg.grid, cfg.workgroup

@@ -400,10 +400,7 @@ fn runaway_kernel_is_stopped_by_fuel() {
     let dir = scratch("fuel", &[("spin.warp", program)]);
     let err = fails(&dir, &["run", "spin.warp", "--fuel", "1000"]);
     assert!(err.contains("fuel exhausted"), "{err}");
-    assert!(
-        err.contains("--fuel 1000 loop iterations per warp"),
-        "{err}"
-    );
+    assert!(err.contains("--fuel 1000 loop tests per warp"), "{err}");
     let err = fails(
         &dir,
         &["run", "spin.warp", "--fuel", "1000", "--backend", "interp"],

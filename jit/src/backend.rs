@@ -351,7 +351,7 @@ fn run_consecutive(
                 workgroup,
                 warp,
                 fuel: cfg.fuel.unwrap_or(u64::MAX),
-                unit: FuelUnit::LoopIterations,
+                unit: FuelUnit::LoopTests,
             },
             Stop::Cancelled => ExecError::Cancelled,
             Stop::NoStack(why) => ExecError::OutOfMemory {

@@ -194,7 +194,7 @@ impl<'a> Prepared<'a> {
                 let [x, y, z] = workgroup_id;
                 return Err(JitError::FuelExhausted(format!(
                     "kernel @{kernel_name}: fuel exhausted in workgroup ({x}, {y}, {z}), warp {warp} \
-                     after {} loop iterations (runaway kernel?)",
+                     after {} loop tests (runaway kernel?)",
                     self.cfg.fuel.unwrap_or(u64::MAX)
                 )));
             }

@@ -49,7 +49,7 @@ kernel @main workgroup(32) {
   store.u32 @out, %last, $j
 }";
 
-/// Runs CALLER_AFTER_A_STOP with `fuel` loop iterations per warp (the
+/// Runs CALLER_AFTER_A_STOP with `fuel` loop tests per warp (the
 /// JIT's fuel unit: one per loop test) on every target; they must agree.
 fn run(steps: u32, fuel: u64) -> (Result<(), String>, Vec<u8>) {
     let m = module(CALLER_AFTER_A_STOP);
@@ -90,7 +90,7 @@ const UNWRITTEN: u32 = u32::MAX;
 
 fn stop_after(fuel: u64) -> String {
     format!(
-        "kernel @main: fuel exhausted in workgroup (0, 0, 0), warp 0 after {fuel} loop iterations (runaway kernel?)"
+        "kernel @main: fuel exhausted in workgroup (0, 0, 0), warp 0 after {fuel} loop tests (runaway kernel?)"
     )
 }
 

@@ -428,7 +428,7 @@ fn every_workgroup_of_a_run_starts_with_zeroed_shared_memory_full_fuel_and_live_
     const GROUPS: u32 = 256;
     for barrier in [false, true] {
         let mut outputs = Vec::new();
-        // Fuel is loop iterations on the JIT, statements on the interpreter.
+        // Fuel is loop tests on the JIT, statements on the interpreter.
         for (backend, fuel) in support::backends().into_iter().zip([Some(1000), None]) {
             let runtime = Runtime::with_backend(
                 RuntimeConfig {

@@ -149,7 +149,7 @@ fn fuel_stops_a_runaway_compiled_kernel_and_the_runtime_carries_on() {
             })) => {
                 assert_eq!(kernel, "main");
                 assert_eq!(fuel, 1000);
-                assert_eq!(unit, FuelUnit::LoopIterations);
+                assert_eq!(unit, FuelUnit::LoopTests);
                 assert!(workgroup[0] < 3);
             }
             other => panic!("expected fuel exhaustion, got {other:?}"),

@@ -13,7 +13,7 @@ use warpjit_runtime::{
     Backend, Buffer, ExecError, InterpreterBackend, Kernel, LaunchError, Runtime, RuntimeConfig,
 };
 
-/// Statements (interpreter) or loop iterations (JIT) a warp may run.
+/// Statements (interpreter) or loop tests (JIT) a warp may run.
 pub const FUEL: u64 = 5_000_000;
 /// Wall-clock budget of one launch on the runtime.
 pub const WATCHDOG: Duration = Duration::from_secs(20);

@@ -147,8 +147,8 @@ pub struct RunOptions {
         value_parser = parse_warp_slots
     )]
     pub warps_per_sm: Option<u32>,
-    /// Fuel of each warp: statements (interp) or loop iterations (jit) it
-    /// may execute before the run is stopped.
+    /// Fuel of each warp: statements (interp) or loop tests (jit: one per
+    /// iteration, one more when a loop ends) before the run is stopped.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub fuel: Option<u64>,
     /// Stop the run after this many seconds of wall time (default 60; 0: never).

@@ -157,18 +157,19 @@ pub enum ExecError {
 }
 
 /// What a backend's fuel counts: the interpreter charges every statement,
-/// compiled code every loop iteration.
+/// compiled code every loop test (one per iteration, and one more for the
+/// test that finds no lane left in the loop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FuelUnit {
     Statements,
-    LoopIterations,
+    LoopTests,
 }
 
 impl fmt::Display for FuelUnit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             FuelUnit::Statements => "statements",
-            FuelUnit::LoopIterations => "loop iterations",
+            FuelUnit::LoopTests => "loop tests",
         })
     }
 }

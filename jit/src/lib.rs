@@ -158,7 +158,7 @@ impl PrefetchAhead {
     /// prefetching against not: W2 and W4 12-28% slower while the memory
     /// was quiet), while W3, which only reads its input, ran 6-14% faster
     /// with it, so there only such kernels prefetch
-    /// (`docs/benchmarks.md`, "Measured again on an AMD Zen 4").
+    /// (`docs/performance-log.md`, "Measured again on an AMD Zen 4").
     pub fn for_cpu(cpu: &str) -> PrefetchAhead {
         if cpu == "znver4" {
             PrefetchAhead::WithoutStores

@@ -206,7 +206,7 @@ impl Needs {
 /// its entry to run several workgroups per call. The loop over workgroups
 /// costs a kernel 1.3-2.5 ms more to compile; W3's warp sum (17) won
 /// 10-15% with it, W4's scan (45) only 3-4% on one SM and nothing on two
-/// (`docs/benchmarks.md`), W8 (58) about 2%.
+/// (`docs/performance-log.md`), W8 (58) about 2%.
 const SHORT_KERNEL: u64 = 32;
 
 /// [`Needs`] of every function, computed callees first in the verifier's

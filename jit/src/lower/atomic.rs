@@ -18,7 +18,7 @@
 //!   (`jit/README.md`): its gathers and scatters cost more than 32 scalar
 //!   read-modify-writes. A leaner form for constant addends (a popcount of
 //!   the conflicts, no pointer jumping) measured no faster on W6 on an
-//!   Intel Xeon either (`docs/benchmarks.md`, "Levers measured").
+//!   Intel Xeon either (`docs/performance-log.md`, "Levers measured").
 //! - A buffer whose updates nothing can observe in flight (`posted.rs`)
 //!   takes one accessing lane's update, or one address's reduction, into
 //!   its slot on the SM instead of memory, and the updates of lanes on
@@ -711,7 +711,7 @@ fn lane_loop<'ctx>(
         // A whole warp's plain updates as straight-line code: on the Intel
         // Xeon this was measured on, the loop over the mask's bits ran at
         // half the speed of 32 updates that read fixed stack slots (on an
-        // AMD Zen 4 the loop was a little faster; `docs/benchmarks.md`,
+        // AMD Zen 4 the loop was a little faster; `docs/performance-log.md`,
         // "Straight-line updates of shared memory").
         let straight = e.cx.append_basic_block(fl.func, "atom.every.lane");
         let some = e.cx.append_basic_block(fl.func, "atom.some.lanes");

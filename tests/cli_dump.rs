@@ -188,3 +188,32 @@ fn the_lowering_adds_no_wrap_exact_or_fast_math_flags() {
         }
     }
 }
+
+#[test]
+fn remarks_say_what_each_statement_became_at_its_position() {
+    let out = warpjit(&["dump", "--remarks", "examples/histogram_atomics.warp"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = &out.stdout;
+    for expected in [
+        "examples/histogram_atomics.warp:26:1: @main: kernel: code for workgroups of 256x1x1",
+        "examples/histogram_atomics.warp:26:1: @main: kernel: split at its barriers into 3 phases",
+        "examples/histogram_atomics.warp:46:5: @main: memory: @data: consecutive addresses: \
+         one vector load of the warp's 32 bytes",
+        "    %byte = load.u8 @data, $i\n",
+        "examples/histogram_atomics.warp:48:5: @main: atomic (per lane): @local_bins: plain \
+         loads and stores",
+        "examples/histogram_atomics.warp:57:5: @main: atomic: @bins: results unused",
+        "10 remarks, 3 per lane (lane by lane or under a divergent mask)\n",
+    ] {
+        assert!(text.contains(expected), "no {expected:?} in\n{text}");
+    }
+    // One listing at a time.
+    let both = warpjit(&[
+        "dump",
+        "--remarks",
+        "--asm",
+        "examples/histogram_atomics.warp",
+    ]);
+    assert_eq!(both.code, 2, "{}", both.stderr);
+    assert!(both.stderr.contains("--remarks"), "{}", both.stderr);
+}

@@ -50,6 +50,8 @@ pub struct Emit<'ctx, 'a> {
     pub prefetch_ahead: bool,
     /// The module's non-temporal stores (none for routines).
     pub streams: Streams<'ctx>,
+    /// What the lowering decided, statement by statement (`lower/remarks.rs`).
+    pub remarks: std::cell::RefCell<Vec<crate::lower::Remark>>,
 }
 
 /// Non-temporal stores of a module (`lower/memory/known.rs`).
@@ -104,6 +106,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             rewrites: crate::sched::WarpRewrites::ALL,
             prefetch_ahead: false,
             streams: Streams::default(),
+            remarks: Default::default(),
         }
     }
 }

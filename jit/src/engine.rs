@@ -371,6 +371,27 @@ impl CompiledModule {
         Ok(text)
     }
 
+    /// What the lowering decided for each kernel and statement (how each
+    /// access reaches memory, which conditions are uniform, ...), in
+    /// program order. Built on request (the lowering again, without LLVM's
+    /// passes), as `warpjit dump --remarks` shows them.
+    pub fn remarks(&self) -> Result<Vec<lower::Remark>, JitError> {
+        let cx = Context::create();
+        let opts = &self.code.options;
+        let m = machine(opts.target, opts.opt_level)?;
+        let llmod = cx.create_module("warpjit");
+        let lowered = lower::lower_module(
+            &cx,
+            &llmod,
+            &self.code.source,
+            &m.cpu,
+            &m.features,
+            opts,
+            true,
+        )?;
+        Ok(lowered.remarks)
+    }
+
     /// The assembly the target produces for the module, then for each
     /// shared routine it calls. Built on request.
     pub fn assembly(&self) -> Result<String, JitError> {

@@ -57,7 +57,7 @@
 //! let report = launch(&compiled, main, &config, &[1000], &mut bytes)?;
 //! assert!(report.faults.is_empty());
 //! assert_eq!(&bytes[0][4 * 999..], 1998u32.to_le_bytes());
-//! let asm = compiled.assembly()?; // also llvm_ir(), compile_times()
+//! let asm = compiled.assembly()?; // also llvm_ir(), remarks(), compile_times()
 //! assert!(asm.contains("main"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -79,6 +79,7 @@ pub use engine::{
 };
 /// The lane-shape analysis the lowering uses for memory accesses.
 pub use lower::shape;
+pub use lower::{Remark, RemarkKind};
 pub use run::launch;
 /// The IR and runtime crates, so one dependency is enough to parse, verify,
 /// compile and launch.

@@ -24,6 +24,7 @@ mod memory;
 mod ops;
 pub(crate) mod phases;
 pub(crate) mod posted;
+mod remarks;
 mod routine;
 mod scalar_shadows;
 pub mod shape;
@@ -46,6 +47,7 @@ use inkwell::values::{
 use inkwell::IntPredicate;
 use loop_vars::Shadow;
 use memory::{AddressFacts, KnownAddress};
+pub use remarks::{Remark, RemarkKind};
 pub use routine::{define_routine, RoutineSpec};
 use shape::{FunctionShapes, IdLayout, LaneShape, OperandShape};
 use warpjit_ir::{
@@ -59,6 +61,8 @@ use warpjit_ir::{
 pub struct Lowered {
     pub kernels: Vec<(FuncId, String)>,
     pub routines: Vec<RoutineSpec>,
+    /// What the lowering decided, in program order.
+    pub remarks: Vec<Remark>,
 }
 
 /// Lowers every function into `llmod`. With `shared_routines`, lane-path
@@ -150,13 +154,15 @@ pub fn lower_module<'ctx>(
         kernel_start: start,
         may_demote,
         layouts: &layouts,
+        plans: &plans,
     };
     for i in 0..module.functions.len() {
         FnLowering::lower(&e, &shared, i as u32)?;
     }
     e.streams.drop_needless_fences();
     if opts.opt_level == 2 {
-        inlining::mark_inlined(cx, module, &funcs);
+        let inlined = inlining::mark_inlined(cx, module, &funcs);
+        call_remarks(&e, module, &inlined);
     }
     // A warp that runs no loop is short, and calling it costs as much as
     // running it; a warp with a loop runs long enough that its call does
@@ -196,7 +202,11 @@ pub fn lower_module<'ctx>(
         .shared_routines
         .map(|r| r.into_inner())
         .unwrap_or_default();
-    Ok(Lowered { kernels, routines })
+    Ok(Lowered {
+        kernels,
+        routines,
+        remarks: remarks::in_order(e.remarks.into_inner()),
+    })
 }
 
 /// Parameter `n` of a function the lowering created with it.
@@ -604,6 +614,36 @@ enum KernelStart {
     WholeWarp { may_kill: bool },
 }
 
+/// A remark at each call site of the functions level 2 inlines
+/// (`inlined[f]`) or keeps as calls.
+fn call_remarks(e: &Emit<'_, '_>, module: &VerifiedModule, inlined: &[bool]) {
+    let mut remarks = e.remarks.borrow_mut();
+    for f in &module.functions {
+        warpjit_ir::walk_block(&f.body, &mut |s| {
+            if let Stmt::Inst(i) = s {
+                if let Op::Call(callee) = i.op {
+                    let name = &module.functions[callee as usize].name;
+                    let message = if inlined[callee as usize] {
+                        format!("@{name} is inlined")
+                    } else {
+                        format!(
+                            "@{name} stays a call (too large to copy into each caller, \
+                             or to move into its one caller)"
+                        )
+                    };
+                    remarks.push(Remark {
+                        function: f.name.clone(),
+                        span: i.span,
+                        kind: RemarkKind::Call,
+                        lane_by_lane: false,
+                        message,
+                    });
+                }
+            }
+        });
+    }
+}
+
 /// Whether any statement of any function of `module` satisfies `test`.
 fn any_stmt(module: &VerifiedModule, test: impl Fn(&Stmt) -> bool) -> bool {
     module.functions.iter().any(|f| {
@@ -669,6 +709,8 @@ pub(crate) struct FnLowering<'ctx, 'a> {
     start: KernelStart,
     /// The module can `demote`; without it no lane is ever a helper.
     may_demote: bool,
+    /// The statement being lowered, for its remarks.
+    span: std::cell::Cell<warpjit_ir::Span>,
 }
 
 /// What the lowering of each function of a module shares.
@@ -681,6 +723,8 @@ struct ModuleLowering<'ctx, 'a> {
     may_demote: bool,
     /// Per function: its phases, for a kernel split at its barriers.
     layouts: &'a [Option<phases::PhaseLayout>],
+    /// Per kernel: how the scheduler runs it.
+    plans: &'a [Option<KernelPlan>],
 }
 
 impl<'ctx, 'a> FnLowering<'ctx, 'a> {
@@ -766,7 +810,11 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             posted,
             start,
             may_demote,
+            span: std::cell::Cell::new(f.span),
         };
+        if f.is_kernel() {
+            fl.kernel_remarks(shared.plans[func_index as usize].as_ref());
+        }
         match phased {
             Some(layout) => {
                 let phase = param(base + f.results.len() as u32 + 4)?.into_int_value();
@@ -891,6 +939,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     fn stmt(&mut self, s: &Stmt) -> Result<(), JitError> {
         let e = self.e;
+        self.span.set(s.span());
         match s {
             Stmt::Inst(i) => self.inst(i),
             Stmt::If {
@@ -911,6 +960,13 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                 let uniform =
                     lane0.is_some() || self.shapes.condition(s) == Some(LaneShape::Uniform);
                 if let Some(exit) = self.whole_loop_break(uniform, then_body, else_body) {
+                    self.remark(
+                        RemarkKind::Branch,
+                        false,
+                        "the same in every lane still in the loop: when it holds, the warp \
+                         leaves the loop at once"
+                            .into(),
+                    );
                     // Every lane still in the loop takes the same side, so
                     // the taken side leaves the loop: its mask stays as it
                     // was on the other side, where LLVM still knows it.
@@ -924,6 +980,12 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     return Ok(());
                 }
                 if lane0.is_none() && else_body.stmts.is_empty() && only_mask_changes(then_body) {
+                    self.remark(
+                        RemarkKind::Branch,
+                        !uniform,
+                        "guards only a break or continue: it changes the masks, with no branch"
+                            .into(),
+                    );
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
                     self.mask.push_cond(e, c)?;
@@ -931,6 +993,17 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.mask.pop_cond();
                     return Ok(());
                 }
+                self.remark(
+                    RemarkKind::Branch,
+                    !uniform,
+                    if uniform {
+                        "uniform condition: the warp takes one side as a whole (a scalar branch)"
+                    } else {
+                        "divergent condition: each side runs under its lanes' mask, and is \
+                         skipped when it has none"
+                    }
+                    .into(),
+                );
                 let taken = if uniform {
                     // All active lanes agree on `c`: the then side, if
                     // taken, has all of them, so its mask is the current
@@ -1335,6 +1408,90 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
     }
 
     /// Whether the builder is inside a loop of this function.
+    /// Records what was decided for the statement being lowered.
+    pub fn remark(&self, kind: RemarkKind, lane_by_lane: bool, message: String) {
+        self.e.remarks.borrow_mut().push(Remark {
+            function: self.f.name.clone(),
+            span: self.span.get(),
+            kind,
+            lane_by_lane,
+            message,
+        });
+    }
+
+    /// Which of the variables a loop writes it carries as scalars.
+    fn loop_remark(&self, shadows: &[Option<Shadow>], scalar: &[bool]) {
+        let names = |want: bool| -> Vec<String> {
+            shadows
+                .iter()
+                .enumerate()
+                .filter(|(v, s)| s.is_some() && scalar.get(*v).copied().unwrap_or(false) == want)
+                .map(|(v, _)| format!("${}", self.f.vars[v].name))
+                .collect()
+        };
+        let (scalars, vectors) = (names(true), names(false));
+        let mut parts = Vec::new();
+        if !scalars.is_empty() {
+            parts.push(format!(
+                "{} the same in every active lane: kept as scalars",
+                scalars.join(", ")
+            ));
+        }
+        if !vectors.is_empty() {
+            parts.push(format!("{} carried as vectors", vectors.join(", ")));
+        }
+        if !parts.is_empty() {
+            self.remark(RemarkKind::Loop, false, parts.join("; "));
+        }
+    }
+
+    /// What kind of code a kernel is and how its warps are scheduled.
+    fn kernel_remarks(&self, plan: Option<&KernelPlan>) {
+        let code = match (self.e.workgroup, self.start) {
+            (Some([x, y, z]), _) => format!(
+                "code for workgroups of {x}x{y}x{z}: the workgroup's sizes are constants, \
+                 and so are the shapes of the IDs"
+            ),
+            (None, KernelStart::WholeWarp { .. }) => "code for workgroups of whole warps \
+                 (a multiple of 32 invocations): every warp starts with its 32 lanes"
+                .to_string(),
+            (None, KernelStart::FromContext) => {
+                "code for any workgroup size: each warp's lanes come from its context".to_string()
+            }
+        };
+        self.remark(RemarkKind::Kernel, false, code);
+        let Some(plan) = plan else { return };
+        if plan.phases > 0 {
+            self.remark(
+                RemarkKind::Kernel,
+                false,
+                format!(
+                    "split at its barriers into {} phases: the warps run each phase in turn \
+                     on the SM's thread",
+                    plan.phases
+                ),
+            );
+        } else if plan.uses_barrier {
+            self.remark(
+                RemarkKind::Kernel,
+                false,
+                format!(
+                    "reaches a barrier inside control flow or a call: each warp runs on a \
+                     coroutine of its own ({} KiB of stack), switched at barriers",
+                    plan.stack_bytes / 1024
+                ),
+            );
+        }
+        if plan.many_workgroups {
+            self.remark(
+                RemarkKind::Kernel,
+                false,
+                "short and without loops: one call of its entry runs a run of workgroups"
+                    .to_string(),
+            );
+        }
+    }
+
     pub fn in_loop(&self) -> bool {
         !self.shadow_frames.is_empty()
     }
@@ -1358,6 +1515,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
             scalar_outside: &|v| self.innermost_shadow(v).is_some_and(|(_, s)| s.scalar),
         };
         let scalars = scalar_shadows::scalar_shadows(self.f, body, &shadows, &facts);
+        self.loop_remark(&shadows, &scalars.vars);
         for (same, found) in self.same_values.iter_mut().zip(scalars.values) {
             *same |= found;
         }

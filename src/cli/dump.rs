@@ -1,4 +1,5 @@
-//! `warpjit dump --llvm|--asm FILE`: the code the JIT generates for a file.
+//! `warpjit dump --llvm|--asm|--remarks FILE`: the code the JIT generates
+//! for a file, or what its lowering decided, statement by statement.
 
 use super::jit_args::JitArgs;
 use super::{load_module, CommandResult};
@@ -12,11 +13,18 @@ pub struct DumpArgs {
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// Print the optimised LLVM IR (the default).
-    #[arg(long, conflicts_with = "asm")]
+    #[arg(long, conflicts_with_all = ["asm", "remarks"])]
     llvm: bool,
     /// Print the machine code as assembly.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "remarks")]
     asm: bool,
+    /// Print what the JIT decided for each kernel and statement, at its
+    /// file:line:col: how each load, store and atomic reaches memory, which
+    /// conditions are uniform, which loop variables stay scalars, which
+    /// calls are inlined. "(per lane)" marks where a warp works lane by
+    /// lane or under a divergent mask.
+    #[arg(long)]
+    remarks: bool,
     #[command(flatten)]
     jit: JitArgs,
     /// Show the code for launches with workgroups of this size, whose sizes
@@ -38,7 +46,7 @@ enum WarpsArg {
 }
 
 pub fn dump(args: &DumpArgs) -> CommandResult {
-    let (file, _, module) = load_module(&args.file)?;
+    let (file, source, module) = load_module(&args.file)?;
     let options = match (args.workgroup, args.warps) {
         (Some(Dims(size)), _) => {
             let limit = warpjit_ir::verify::MAX_WORKGROUP_INVOCATIONS;
@@ -61,6 +69,13 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
     let compiled = warpjit_jit::compile(&module, &options)
         .map_err(|e| format!("{file}: cannot compile: {e}"))?;
     tracing::info!(file, elapsed = ?started.elapsed(), times = ?compiled.compile_times(), "compiled");
+    if args.remarks {
+        let remarks = compiled
+            .remarks()
+            .map_err(|e| format!("{file}: cannot build the remarks: {e}"))?;
+        out_text!("{}", render_remarks(&file, &source, &remarks));
+        return Ok(());
+    }
     let code = if args.asm {
         compiled
             .assembly()
@@ -72,4 +87,33 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
     };
     out_text!("{code}");
     Ok(())
+}
+
+/// Each remark as `FILE:LINE:COL: @function: kind: message` with its
+/// statement's first line below it, then a count.
+fn render_remarks(file: &str, source: &str, remarks: &[warpjit_jit::Remark]) -> String {
+    let mut out = String::new();
+    for r in remarks {
+        let (line, col) = warpjit_ir::span::line_col(source, r.span.start as usize);
+        let per_lane = if r.lane_by_lane { " (per lane)" } else { "" };
+        out.push_str(&format!(
+            "{file}:{line}:{col}: @{}: {}{per_lane}: {}\n",
+            r.function,
+            r.kind.name(),
+            r.message
+        ));
+        let start = (r.span.start as usize).min(source.len());
+        let end = (r.span.end as usize).clamp(start, source.len());
+        let text = source.get(start..end).unwrap_or("");
+        let first = text.lines().next().unwrap_or("").trim();
+        if !first.is_empty() {
+            out.push_str(&format!("    {first}\n"));
+        }
+    }
+    let per_lane = remarks.iter().filter(|r| r.lane_by_lane).count();
+    out.push_str(&format!(
+        "{} remarks, {per_lane} per lane (lane by lane or under a divergent mask)\n",
+        remarks.len()
+    ));
+    out
 }

@@ -28,7 +28,7 @@
 use super::memory::{
     access, active_lanes_equal, any_lane, count_faults, mask_without_helpers, narrow_inside, span,
 };
-use super::FnLowering;
+use super::{FnLowering, RemarkKind};
 use crate::abi;
 use crate::emit::LANES;
 use crate::JitError;
@@ -75,6 +75,7 @@ pub fn atomic<'ctx>(
             } else {
                 Via::Atomic
             };
+            remark(fl, mem, op, via);
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Buffer(buffer) => {
@@ -94,12 +95,51 @@ pub fn atomic<'ctx>(
             } else {
                 Via::Atomic
             };
+            remark(fl, mem, op, via);
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Private(_) => Err(JitError::Internal(
             "atomics on private arrays are rejected by the verifier".into(),
         )),
     }
+}
+
+/// The remark of an atomic that [`by_shape`] lowers with `via`.
+fn remark(fl: &FnLowering<'_, '_>, mem: MemRef, op: AtomOp, via: Via) {
+    let name = super::memory::memory_name(fl, mem);
+    let one_address = if super::posted::combinable(op) {
+        "lanes on one address make one with their values combined, "
+    } else {
+        ""
+    };
+    let (message, lane_by_lane) = match via {
+        Via::Posted(_) => (
+            format!(
+                "{name}: results unused and nothing reads the buffer while the kernel runs: \
+                 one lane's update, or the combined update of lanes on one address, is posted \
+                 on the SM, lanes on several addresses update the SM's copy of a small buffer \
+                 (atomic instructions one by one for a large one), and the SM applies them \
+                 when its run of workgroups ends"
+            ),
+            false,
+        ),
+        Via::Plain => (
+            format!(
+                "{name}: plain loads and stores, as only this workgroup's warps touch shared \
+                 memory: one active lane makes one update, {one_address}other lanes one each \
+                 in lane order"
+            ),
+            true,
+        ),
+        Via::Atomic | Via::Copy => (
+            format!(
+                "{name}: atomic instructions: one active lane makes one, {one_address}other \
+                 lanes one each in lane order"
+            ),
+            true,
+        ),
+    };
+    fl.remark(RemarkKind::Atomic, lane_by_lane, message);
 }
 
 /// The one lane that can be active, when the conditions around the

@@ -41,8 +41,12 @@ const CALL_SIZE: usize = 16;
 /// is to inline, each after the functions it calls (the verifier's call
 /// order). Kernels are called once from their entries, or once per phase
 /// (`warp_entry`), each copy keeping only its phase's code; they are
-/// counted as one call site.
-pub(super) fn mark_inlined(cx: &Context, module: &VerifiedModule, funcs: &[FunctionValue<'_>]) {
+/// counted as one call site. Returns which functions are inlined.
+pub(super) fn mark_inlined(
+    cx: &Context,
+    module: &VerifiedModule,
+    funcs: &[FunctionValue<'_>],
+) -> Vec<bool> {
     let calls: Vec<Vec<usize>> = module.functions.iter().map(callees).collect();
     let mut sites = vec![0usize; funcs.len()];
     for &callee in calls.iter().flatten() {
@@ -72,6 +76,7 @@ pub(super) fn mark_inlined(cx: &Context, module: &VerifiedModule, funcs: &[Funct
             funcs[f].add_attribute(AttributeLoc::Function, always);
         }
     }
+    inlined_size.iter().map(Option::is_some).collect()
 }
 
 /// The functions `f` calls, once per call site.

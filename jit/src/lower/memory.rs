@@ -33,6 +33,7 @@ use warpjit_ir::{MemFormat, MemRef, NumFormat, Round, Type};
 mod known;
 mod lane_loop;
 mod lanes;
+pub(crate) use known::memory_name;
 pub use known::{buffer_uses, fence_streams, AddressFacts, KnownAddress};
 pub(super) use lanes::define_lanes_routine;
 
@@ -898,6 +899,18 @@ fn shaped_load<'ctx>(
     join_components(e, vt, scalars.len(), &incoming)
 }
 
+/// The remark of an access of a private array: each lane has its own copy.
+fn private_remark(fl: &FnLowering<'_, '_>, mem: MemRef) {
+    fl.remark(
+        crate::lower::RemarkKind::Memory,
+        true,
+        format!(
+            "{}: a private array: each lane reaches its own copy, lane by lane",
+            memory_name(fl, mem)
+        ),
+    );
+}
+
 /// `load.FMT`: by the address shape the lane-shape analysis found
 /// (`facts`), else by the shape tested at run time.
 pub fn load<'ctx>(
@@ -911,6 +924,7 @@ pub fn load<'ctx>(
     let e = fl.e;
     let m = fl.mask.current(e)?;
     let raws = if matches!(mem, MemRef::Private(_)) {
+        private_remark(fl, mem);
         lanes_load(fl, mem, format, addr, addr_ty, m)?
     } else {
         let dynamic = || shaped_load(fl, mem, format, addr, addr_ty, m);
@@ -972,6 +986,7 @@ pub fn store<'ctx>(
         });
     }
     if matches!(mem, MemRef::Private(_)) {
+        private_remark(fl, mem);
         return lanes_store(fl, mem, format, addr, addr_ty, m, &raws);
     }
     let dynamic = || shaped_store(fl, mem, format, addr, addr_ty, m, &raws);

@@ -29,7 +29,7 @@ use crate::abi::{self, offsets};
 use crate::emit::LANES;
 use crate::lower::ops::workgroup_size;
 use crate::lower::shape::IdLayout;
-use crate::lower::FnLowering;
+use crate::lower::{FnLowering, RemarkKind};
 use crate::JitError;
 use inkwell::types::VectorType;
 use inkwell::values::IntValue;
@@ -201,6 +201,7 @@ pub fn load<'ctx>(
     dynamic: &dyn Fn() -> Components<'ctx>,
 ) -> Components<'ctx> {
     let (known, needs_rows) = facts.plan(rows_known(fl));
+    access_remark(fl, mem, format, known, needs_rows, false);
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {
@@ -260,6 +261,7 @@ pub fn store<'ctx>(
     dynamic: &dyn Fn() -> Result<(), JitError>,
 ) -> Result<(), JitError> {
     let (known, needs_rows) = facts.plan(rows_known(fl));
+    access_remark(fl, mem, format, known, needs_rows, true);
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {
@@ -300,6 +302,89 @@ pub fn store<'ctx>(
             let fast = || run_store(fl, mem, format, &run, m, raws);
             choose_store(fl, take, &fast, &per_lane)
         }
+    }
+}
+
+/// The remark of a load or store of `mem` (a `write` for stores) that
+/// [`load`] or [`store`] lowers by `known`.
+fn access_remark(
+    fl: &FnLowering<'_, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    known: KnownAddress,
+    needs_rows: bool,
+    write: bool,
+) {
+    let name = memory_name(fl, mem);
+    let block = LANES * format.bytes();
+    let dynamic = if write {
+        "else lane by lane (a scatter)"
+    } else {
+        "else lane by lane (a gather)"
+    };
+    let (message, lane_by_lane) = match known {
+        KnownAddress::Same { .. } if write => (
+            format!(
+                "{name}: one address for the warp: one scalar store of the highest active \
+                 lane's value"
+            ),
+            false,
+        ),
+        KnownAddress::Same { .. } => (
+            format!("{name}: one address for the warp: one scalar load, broadcast to the lanes"),
+            false,
+        ),
+        KnownAddress::Consecutive { .. } => (
+            format!(
+                "{name}: consecutive addresses: one vector {} of the warp's {block} bytes \
+                 (lane by lane where the run leaves the memory)",
+                if write { "store" } else { "load" }
+            ),
+            false,
+        ),
+        KnownAddress::Tiled { width, .. } if !write && format.count == 1 => (
+            format!(
+                "{name}: {width} consecutive addresses repeated across the warp: one vector \
+                 load of {width} elements (lane by lane where they leave the memory)"
+            ),
+            false,
+        ),
+        KnownAddress::Packed { .. } if write && lanes::compresses(fl.e, format) => (
+            format!(
+                "{name}: addresses packed by the active lanes' ranks: one compressing store \
+                 of the active lanes"
+            ),
+            false,
+        ),
+        _ => (
+            format!(
+                "{name}: address shape unknown when compiling: each warp tests for one \
+                 address or a consecutive run, {dynamic}"
+            ),
+            true,
+        ),
+    };
+    let message = if needs_rows {
+        format!(
+            "{message}; for launches whose warps each lie in one row of the workgroup, \
+             lane by lane for others"
+        )
+    } else {
+        message
+    };
+    fl.remark(RemarkKind::Memory, lane_by_lane, message);
+}
+
+/// `@name` of a buffer, shared array or private array of the function.
+pub(crate) fn memory_name(fl: &FnLowering<'_, '_>, mem: MemRef) -> String {
+    let name = match mem {
+        MemRef::Buffer(i) => fl.module.buffers.get(i as usize).map(|d| &d.name),
+        MemRef::Shared(i) => fl.module.shared.get(i as usize).map(|d| &d.name),
+        MemRef::Private(i) => fl.f.privates.get(i as usize).map(|d| &d.name),
+    };
+    match name {
+        Some(name) => format!("@{name}"),
+        None => "memory".to_string(),
     }
 }
 

@@ -1,0 +1,243 @@
+//! Remarks: what the lowering says it decided for each statement matches
+//! the program's shapes (`CompiledModule::remarks`).
+
+mod direct;
+
+use direct::module;
+use warpjit_jit::{compile, JitOptions, Remark, RemarkKind};
+
+/// The remarks of `src` compiled with `opts`, each with the line it is on.
+fn remarks(src: &str, opts: &JitOptions) -> Vec<(usize, Remark)> {
+    let m = module(src);
+    let compiled = compile(&m, opts).expect("compiles");
+    let remarks = compiled.remarks().expect("remarks");
+    remarks
+        .into_iter()
+        .map(|r| (src[..r.span.start as usize].matches('\n').count() + 1, r))
+        .collect()
+}
+
+/// The one remark of `kind` on `line`.
+fn at(all: &[(usize, Remark)], line: usize, kind: RemarkKind) -> &Remark {
+    let found: Vec<&Remark> = all
+        .iter()
+        .filter(|(l, r)| *l == line && r.kind == kind)
+        .map(|(_, r)| r)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one {kind:?} remark on line {line}: {all:#?}"
+    );
+    found[0]
+}
+
+const SHAPES: &str = "param %n: i32
+buffer @data[0]: u32
+buffer @index[1]: u32
+kernel @main workgroup(64) {
+  private @p[16]
+  %i = global_id.x
+  %a = shl %i, 2
+  %x = load.u32 @data, %a
+  %k = load.u32 @index, %a
+  %g = shl %k, 2
+  %y = load.u32 @data, %g
+  %z = load.u32 @data, 8
+  %big = cmp.lt.u %n, 100
+  if %big {
+    store.u32 @data, 4, %x
+  }
+  %low = cmp.lt.u %x, 7
+  if %low {
+    store.u32 @data, %g, %y
+  }
+  store.u32 @p, 0, %z
+}
+";
+
+#[test]
+fn memory_accesses_are_named_by_their_address_shape() {
+    let all = remarks(SHAPES, &JitOptions::default().for_workgroup([64, 1, 1]));
+    let consecutive = at(&all, 8, RemarkKind::Memory);
+    assert!(
+        consecutive
+            .message
+            .starts_with("@data: consecutive addresses: one vector load of the warp's 128 bytes"),
+        "{consecutive:?}"
+    );
+    assert!(!consecutive.lane_by_lane);
+    let gather = at(&all, 11, RemarkKind::Memory);
+    assert!(
+        gather.message.contains("address shape unknown"),
+        "{gather:?}"
+    );
+    assert!(gather.message.contains("a gather"), "{gather:?}");
+    assert!(gather.lane_by_lane);
+    let same = at(&all, 12, RemarkKind::Memory);
+    assert!(
+        same.message
+            .contains("one address for the warp: one scalar load"),
+        "{same:?}"
+    );
+    let store_same = at(&all, 15, RemarkKind::Memory);
+    assert!(
+        store_same.message.contains("highest active lane's value"),
+        "{store_same:?}"
+    );
+    let scatter = at(&all, 19, RemarkKind::Memory);
+    assert!(scatter.message.contains("a scatter"), "{scatter:?}");
+    let private = at(&all, 21, RemarkKind::Memory);
+    assert!(
+        private.message.starts_with("@p: a private array"),
+        "{private:?}"
+    );
+    assert!(private.lane_by_lane);
+}
+
+#[test]
+fn conditions_are_uniform_or_divergent() {
+    let all = remarks(SHAPES, &JitOptions::default().for_workgroup([64, 1, 1]));
+    let uniform = at(&all, 14, RemarkKind::Branch);
+    assert!(
+        uniform.message.starts_with("uniform condition"),
+        "{uniform:?}"
+    );
+    assert!(!uniform.lane_by_lane);
+    let divergent = at(&all, 18, RemarkKind::Branch);
+    assert!(
+        divergent.message.starts_with("divergent condition"),
+        "{divergent:?}"
+    );
+    assert!(divergent.lane_by_lane);
+}
+
+#[test]
+fn the_kernel_says_which_code_it_is() {
+    let kernel_remarks = |all: &[(usize, Remark)]| -> Vec<String> {
+        all.iter()
+            .filter(|(l, r)| *l == 4 && r.kind == RemarkKind::Kernel)
+            .map(|(_, r)| r.message.clone())
+            .collect()
+    };
+    let sized = remarks(SHAPES, &JitOptions::default().for_workgroup([64, 1, 1]));
+    let kernel = kernel_remarks(&sized);
+    assert!(
+        kernel[0].starts_with("code for workgroups of 64x1x1"),
+        "{kernel:?}"
+    );
+    let any = remarks(SHAPES, &JitOptions::default());
+    let kernel = kernel_remarks(&any);
+    assert!(
+        kernel[0].starts_with("code for any workgroup size"),
+        "{kernel:?}"
+    );
+    // Without a loop, one call of the entry runs many workgroups.
+    assert!(
+        kernel[1].starts_with("short and without loops"),
+        "{kernel:?}"
+    );
+    // Without the size, global_id.x is consecutive only where each warp
+    // lies in one row of its workgroup.
+    let x = at(&any, 8, RemarkKind::Memory);
+    assert!(
+        x.message
+            .contains("for launches whose warps each lie in one row"),
+        "{x:?}"
+    );
+}
+
+#[test]
+fn remarks_come_in_program_order() {
+    let all = remarks(SHAPES, &JitOptions::default());
+    let starts: Vec<u32> = all.iter().map(|(_, r)| r.span.start).collect();
+    let mut sorted = starts.clone();
+    sorted.sort();
+    assert_eq!(starts, sorted);
+    assert!(all.iter().all(|(_, r)| r.function == "main"));
+}
+
+const ATOMICS_AND_LOOPS: &str = "param %n: i32
+buffer @bins[0]: u32
+buffer @out[1]: u32
+shared @local[1024]
+func @twice(%v: i32) -> i32 {
+  %r = add %v, %v
+  return %r
+}
+kernel @main workgroup(32) {
+  var $i: i32
+  var $sum: i32
+  %lane = lane_id
+  $i = mov 0
+  loop {
+    %done = cmp.ge.u $i, %n
+    if %done {
+      break
+    }
+    %slot = and $sum, 255
+    %at = shl %slot, 2
+    %old = atom.add.u32 @local, %at, 1
+    $sum = add $sum, %lane
+    $i = add $i, 1
+  }
+  %w = call @twice($sum)
+  %o = shl %lane, 2
+  %prev = atom.add.u32 @bins, %o, %w
+  store.u32 @out, %o, %prev
+}
+";
+
+#[test]
+fn atomics_loops_and_calls_say_what_they_became() {
+    let all = remarks(
+        ATOMICS_AND_LOOPS,
+        &JitOptions::default().for_workgroup([32, 1, 1]),
+    );
+    let shared = at(&all, 21, RemarkKind::Atomic);
+    assert!(
+        shared.message.starts_with("@local: plain loads and stores"),
+        "{shared:?}"
+    );
+    assert!(shared.lane_by_lane);
+    // Its result is read: real atomic instructions, not posted ones.
+    let buffer = at(&all, 27, RemarkKind::Atomic);
+    assert!(
+        buffer.message.starts_with("@bins: atomic instructions"),
+        "{buffer:?}"
+    );
+    let lp = at(&all, 14, RemarkKind::Loop);
+    assert_eq!(
+        lp.message,
+        "$i the same in every active lane: kept as scalars"
+    );
+    let exit = at(&all, 16, RemarkKind::Branch);
+    assert!(
+        exit.message.contains("the warp leaves the loop at once"),
+        "{exit:?}"
+    );
+    let call = at(&all, 25, RemarkKind::Call);
+    assert_eq!(call.message, "@twice is inlined");
+    // Level 1 leaves inlining to LLVM and says nothing of calls.
+    let o1 = JitOptions {
+        opt_level: 1,
+        ..JitOptions::default()
+    };
+    assert!(remarks(ATOMICS_AND_LOOPS, &o1)
+        .iter()
+        .all(|(_, r)| r.kind != RemarkKind::Call));
+}
+
+#[test]
+fn a_compile_cache_hit_gives_the_same_remarks() {
+    let opts = JitOptions::default();
+    let first: Vec<String> = remarks(ATOMICS_AND_LOOPS, &opts)
+        .iter()
+        .map(|(l, r)| format!("{l} {r}"))
+        .collect();
+    let again: Vec<String> = remarks(ATOMICS_AND_LOOPS, &opts)
+        .iter()
+        .map(|(l, r)| format!("{l} {r}"))
+        .collect();
+    assert_eq!(first, again);
+}

@@ -240,7 +240,14 @@ pub(crate) struct Layout {
 
 impl Layout {
     fn choose(rng: &mut impl RngLike, cfg: &GenConfig) -> Layout {
-        const SHAPES: [[u32; 3]; 14] = [
+        // Rows of x sizes that are not a multiple of 32 (48x2, 33x3, ...)
+        // make warps that span rows: the IDs' shapes are not known then.
+        const SHAPES: [[u32; 3]; 19] = [
+            [48, 2, 1],
+            [33, 3, 1],
+            [40, 3, 1],
+            [20, 3, 2],
+            [64, 2, 1],
             [1, 1, 1],
             [7, 1, 1],
             [32, 1, 1],
@@ -269,10 +276,17 @@ impl Layout {
         let gx = rng.between(1, u64::from(gx_max)) as u32;
         let gy_max = (max_groups / gx).clamp(1, (max_groups / 8).max(2));
         let gy = rng.between(1, u64::from(gy_max)) as u32;
-        let grid = [gx, gy, 1];
+        // Sometimes a second layer of workgroups in z, where the limit
+        // leaves room for it.
+        let gz = if gx * gy * 2 <= max_groups && rng.below(4) == 0 {
+            2
+        } else {
+            1
+        };
+        let grid = [gx, gy, gz];
         let wg_size = workgroup.iter().product::<u32>();
         let warps_per_wg = wg_size.div_ceil(32);
-        let workgroups = gx * gy;
+        let workgroups = gx * gy * gz;
         let in_bytes = *rng::pick(rng, &[4u32, 60, 64, 256, 1000, 1022, 1024]);
         Layout {
             workgroup,

@@ -82,9 +82,11 @@ fn results_do_not_depend_on_the_order_of_workgroups() {
         launch(&vm, kernel, &launch_cfg, &case.params, &mut forward).expect("runs");
         // The same workgroups on the same SMs, last one first.
         let mut ids = Vec::new();
-        for y in 0..case.grid[1] {
-            for x in 0..case.grid[0] {
-                ids.push([x, y, 0]);
+        for z in 0..case.grid[2] {
+            for y in 0..case.grid[1] {
+                for x in 0..case.grid[0] {
+                    ids.push([x, y, z]);
+                }
             }
         }
         let mut backward = case.buffer_data.clone();

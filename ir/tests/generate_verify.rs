@@ -151,22 +151,24 @@ fn fuzzer_bytes_drive_the_generator() {
 #[test]
 fn case_describes_the_launch() {
     let cfg = GenConfig::default();
+    let (mut declared, mut layers) = ([0; 2], [0; 2]);
     for seed in 0..100 {
         let case = generate_case(&mut SplitMix64::new(seed), &cfg);
         let m = &case.module;
         let kernel = m.functions.last().expect("the kernel comes last");
         assert_eq!(kernel.name, "main");
-        assert_eq!(
-            kernel.kind,
-            FuncKind::Kernel {
-                workgroup: Some(case.workgroup)
-            }
-        );
+        // The declared size is a default: mostly the launch's, sometimes
+        // none or another.
+        let FuncKind::Kernel { workgroup } = kernel.kind else {
+            panic!("@main is a kernel")
+        };
+        declared[usize::from(workgroup == Some(case.workgroup))] += 1;
         let invocations: u32 =
             case.workgroup.iter().product::<u32>() * case.grid.iter().product::<u32>();
         assert!(case.workgroup.iter().product::<u32>() <= cfg.max_workgroup);
         assert!(case.grid.iter().product::<u32>() <= cfg.max_workgroups);
-        assert_eq!(case.grid[2], 1);
+        assert!(case.grid[2] <= 2);
+        layers[case.grid[2] as usize - 1] += 1;
         assert_eq!(
             case.buffer_sizes[OUT_BINDING as usize],
             (invocations * OUT_SLOT_BYTES) as usize
@@ -184,6 +186,14 @@ fn case_describes_the_launch() {
         let bindings: Vec<u32> = m.buffers.iter().map(|b| b.binding).collect();
         assert_eq!(bindings, [OUT_BINDING, IN_BINDING, ATOM_BINDING]);
     }
+    assert!(
+        declared[1] > 60 && declared[0] > 3,
+        "declared as launched: {declared:?}"
+    );
+    assert!(
+        layers[0] > 50 && layers[1] > 3,
+        "grids of 1 and 2 layers: {layers:?}"
+    );
 }
 
 /// Whether `bound` is provably at most `max`: a literal, or the result of
@@ -280,4 +290,67 @@ fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
             });
         }
     }
+}
+
+#[test]
+fn barriers_stand_at_the_kernels_top_level_or_two_to_a_loop_there() {
+    let cfg = GenConfig::default();
+    let mut in_loops = 0;
+    for seed in 0..400 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        let is_barrier = |s: &Stmt| matches!(s, Stmt::Inst(i) if i.op == Op::Barrier);
+        let count = |b: &Block| {
+            let mut n = 0;
+            walk_block(b, &mut |s| n += usize::from(is_barrier(s)));
+            n
+        };
+        for f in &m.functions {
+            let top = f.body.stmts.iter().filter(|s| is_barrier(s)).count();
+            let mut looped = 0;
+            for s in &f.body.stmts {
+                if let Stmt::Loop { body, .. } = s {
+                    let here = body.stmts.iter().filter(|s| is_barrier(s)).count();
+                    assert!(
+                        here == 0 || here == 2,
+                        "seed {seed}: {here} barriers in a loop"
+                    );
+                    // Nothing leaves such a loop but its test, which comes first.
+                    if here == 2 {
+                        assert_eq!(
+                            own_exits(body),
+                            1,
+                            "seed {seed}: a way out of a barrier loop"
+                        );
+                    }
+                    looped += here;
+                }
+            }
+            assert_eq!(
+                count(&f.body),
+                top + looped,
+                "seed {seed}: a barrier deeper down"
+            );
+            in_loops += usize::from(looped > 0);
+        }
+    }
+    assert!(in_loops > 10, "kernels with barriers in loops: {in_loops}");
+}
+
+/// The `break`s and `continue`s of `block` that leave or restart the loop
+/// whose body it is (not those of loops inside it).
+fn own_exits(block: &Block) -> usize {
+    block
+        .stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Break { .. } | Stmt::Continue { .. } => 1,
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => own_exits(then_body) + own_exits(else_body),
+            Stmt::Ordered { body, .. } => own_exits(body),
+            _ => 0,
+        })
+        .sum()
 }

@@ -39,6 +39,11 @@ pub struct FuzzArgs {
     reduce_time: Duration,
     #[command(flatten)]
     jit: JitArgs,
+    /// Each case compiles for a target (native, avx2, sse4.2) and an
+    /// optimisation level (0-3) drawn from its seed, so one campaign covers
+    /// the code of every kind; reproducers name the case's.
+    #[arg(long, conflicts_with_all = ["opt_level", "target"])]
+    vary_jit: bool,
 }
 
 /// Exit status when the campaign found differences.
@@ -67,12 +72,16 @@ pub fn fuzz(args: &FuzzArgs) -> CommandResult {
             max_time: args.reduce_time,
         },
         jit: args.jit.options(),
+        vary_jit: args.vary_jit,
+    };
+    let jit = if args.vary_jit {
+        "each case's target and level".to_string()
+    } else {
+        format!("{} at -O{}", args.jit.target.name(), args.jit.opt_level)
     };
     err_line!(
-        "fuzz: seed {seed}, {jobs} job{}, JIT for {} at -O{}, {}{}; reproducers in {}",
+        "fuzz: seed {seed}, {jobs} job{}, JIT for {jit}, {}{}; reproducers in {}",
         if jobs == 1 { "" } else { "s" },
-        args.jit.target.name(),
-        args.jit.opt_level,
         time.map_or(String::new(), |t| format!("for {}s", t.as_secs_f64())),
         args.cases.map_or(String::new(), |n| format!(
             "{}{n} cases",

@@ -14,7 +14,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use warpjit_ir::reduce::{reduce, Candidate, ReduceLimits};
 use warpjit_ir::VerifiedModule;
-use warpjit_jit::JitOptions;
+use warpjit_jit::{JitOptions, Target};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -33,6 +33,29 @@ pub struct CampaignOptions {
     pub reduce: ReduceLimits,
     /// The JIT's target and optimisation level.
     pub jit: JitOptions,
+    /// Each case draws its target and level from its seed instead
+    /// ([`case_jit`]).
+    pub vary_jit: bool,
+}
+
+/// The JIT options case `seed` compiles with: the campaign's, or with
+/// `vary_jit` a target and level drawn from the seed (native half the time,
+/// level 2 two times in five).
+pub fn case_jit(opts: &CampaignOptions, seed: u64) -> JitOptions {
+    if !opts.vary_jit {
+        return opts.jit;
+    }
+    // Bits the generator's own stream does not start from.
+    let bits = seed.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15;
+    let bits = bits.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let target =
+        [Target::Native, Target::Native, Target::Avx2, Target::Sse42][(bits >> 60) as usize & 3];
+    let opt_level = [0, 1, 2, 2, 3][((bits >> 32) % 5) as usize];
+    JitOptions {
+        target,
+        opt_level,
+        ..opts.jit
+    }
 }
 
 /// What a finished campaign did.
@@ -159,7 +182,9 @@ fn worker(
     start: Instant,
     tx: &mpsc::Sender<Event>,
 ) {
-    let mut ws = Workspace::new(opts.jit);
+    // A workspace per target and level: compiled code and runtimes are
+    // kept for the cases that share them.
+    let mut spaces: BTreeMap<(&'static str, u8), Workspace> = BTreeMap::new();
     loop {
         if stop.load(Ordering::Relaxed) || opts.time.is_some_and(|t| start.elapsed() >= t) {
             return;
@@ -169,6 +194,10 @@ fn worker(
             return;
         }
         let seed = case::case_seed(opts.seed, index);
+        let jit = case_jit(opts, seed);
+        let ws = spaces
+            .entry((jit.target.name(), jit.opt_level))
+            .or_insert_with(|| Workspace::new(jit));
         // With -vv the last line before a fatal signal names the case.
         tracing::debug!(case = index, seed = format_args!("{seed:#x}"), "fuzz case");
         let fuzz_case = match case::generate(seed) {
@@ -191,11 +220,11 @@ fn worker(
             &fuzz_case.launch,
             fuzz_case.machines[0],
             &origin,
-            opts.jit,
+            jit,
         );
         let mut unsupported = false;
         let found = check(
-            &mut ws,
+            ws,
             &fuzz_case.module,
             &fuzz_case.launch,
             &fuzz_case.machines,
@@ -204,7 +233,7 @@ fn worker(
         let event = match found {
             None => Event::CaseDone { kinds, unsupported },
             Some(finding) => Event::Found {
-                found: record(opts, &mut ws, &fuzz_case, &origin, finding),
+                found: record(opts, jit, ws, &fuzz_case, &origin, finding),
                 kinds,
             },
         };
@@ -220,6 +249,7 @@ fn worker(
 /// Reduces a finding and writes its reproducer.
 fn record(
     opts: &CampaignOptions,
+    jit: JitOptions,
     ws: &mut Workspace,
     fuzz_case: &FuzzCase,
     origin: &Origin,
@@ -264,7 +294,7 @@ fn record(
             finding.clone(),
         ),
     };
-    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, origin, opts.jit);
+    let reproducer = repro::write(&opts.out_dir, module, launch, &shown, origin, jit);
     FoundCase {
         kind: finding.kind,
         case_index: origin.case_index,

@@ -149,10 +149,18 @@ pub(super) fn gen_function<R: RngLike>(
 
 pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env) -> Function {
     let layout = &env.layout;
+    // The declared size is only the launch's default: now and then none,
+    // or another than the launch's, so the JIT's code for sizes it does
+    // not know when compiling runs too.
+    let declared = match rng.below(8) {
+        0 => None,
+        1 => Some(*pick(rng, &[[32, 1, 1], [64, 1, 1], [7, 1, 1]])),
+        _ => Some(layout.workgroup),
+    };
     let f = empty_function(
         "main".into(),
         FuncKind::Kernel {
-            workgroup: Some(layout.workgroup),
+            workgroup: declared,
         },
         Vec::new(),
     );
@@ -518,6 +526,24 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             vec![],
         ));
         let row = self.binary(BinaryOp::Mul, Type::I32, wy, nx);
+        let row = if layout.grid[2] > 1 {
+            // Layers in z: (z * ny + y) * nx + x.
+            let wz = Operand::Value(self.value(
+                Op::Builtin(Builtin::WorkgroupId(Dim::Z)),
+                Type::I32,
+                vec![],
+            ));
+            let ny = Operand::Value(self.value(
+                Op::Builtin(Builtin::NumWorkgroups(Dim::Y)),
+                Type::I32,
+                vec![],
+            ));
+            let layer = self.binary(BinaryOp::Mul, Type::I32, wz, ny);
+            let layer = self.binary(BinaryOp::Mul, Type::I32, layer, nx);
+            self.binary(BinaryOp::Add, Type::I32, layer, row)
+        } else {
+            row
+        };
         let group = self.binary(BinaryOp::Add, Type::I32, row, wx);
         let first = self.binary(BinaryOp::Mul, Type::I32, group, c(layout.wg_size));
         let invocation = self.binary(BinaryOp::Add, Type::I32, first, local);
@@ -606,6 +632,10 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             when(features.ifs && nest && self.exits_available(), 4), // exit
             when(features.demote, 1),                                // demote
             5,                                                       // assign a variable
+            when(
+                features.barriers && features.loops && top_of_kernel && self.loop_fits(),
+                1,
+            ), // a loop with barriers
         ];
         match self.rng.weighted(&weights) {
             0 => self.instruction(),
@@ -640,13 +670,14 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                     self.emit_if(cond, then_body, Block::default());
                 }
             }
-            _ => {
+            10 => {
                 let types = value_types(&self.env.cfg);
                 let ty = *pick(self.rng, &types);
                 let a = self.operand(ty);
                 let v = self.free_var(ty);
                 self.inst(Op::Mov, vec![Place::Var(v)], vec![a]);
             }
+            _ => self.barrier_loop(),
         }
     }
 
@@ -731,6 +762,49 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         });
     }
 
+    /// Kernel top level only: a loop that every warp runs the same 1 to 3
+    /// times (its bound is a constant, and nothing but its test leaves it),
+    /// with two barriers in each iteration, so the warps meet inside a
+    /// loop (the JIT runs such a kernel's warps as coroutines). Two
+    /// barriers an iteration bring each iteration back to the shared phase
+    /// it started in, so the phase tracked here holds in every iteration:
+    /// the previous phase at the top of a later iteration (the second half
+    /// of the one before) has the parity of the one before the loop.
+    fn barrier_loop(&mut self) {
+        let counter = self.declare_var(Type::I32);
+        let zero = Operand::Const(Const::i32(0));
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![zero]);
+        let trips = self
+            .rng
+            .between(1, u64::from(self.env.cfg.max_loop_trips.clamp(1, 3)));
+        self.open();
+        let outer_multiplier = self.multiplier;
+        self.multiplier = self.multiplier.saturating_mul(trips + 1);
+        let next = self.binary(
+            BinaryOp::Add,
+            Type::I32,
+            Operand::Var(counter),
+            Operand::Const(Const::i32(1)),
+        );
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+        let bound = Operand::Const(Const::i32(trips as i32));
+        let test = self.value(Op::Cmp(CmpOp::GtU), Type::Bool, vec![next, bound]);
+        self.open();
+        self.emit(Stmt::Break { span: Span::NONE });
+        let then_body = self.close();
+        self.emit_if(Operand::Value(test), then_body, Block::default());
+        self.block_body(3);
+        self.barrier();
+        self.block_body(3);
+        self.barrier();
+        self.multiplier = outer_multiplier;
+        let body = self.close();
+        self.emit(Stmt::Loop {
+            body,
+            span: Span::NONE,
+        });
+    }
+
     /// An i32 in `0..=max_loop_trips`, usually different between lanes.
     fn trip_bound(&mut self) -> Operand {
         let max = self.env.cfg.max_loop_trips;
@@ -793,7 +867,8 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         });
     }
 
-    /// Kernel top level only: every warp that has not finished gets here.
+    /// Kernel top level, or the top of a [`barrier_loop`](Self::barrier_loop)'s
+    /// body: every warp that has not finished gets here.
     fn barrier(&mut self) {
         self.inst(Op::Barrier, vec![], vec![]);
         if let Some(regions) = self.sreg_by_phase {

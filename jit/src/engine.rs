@@ -261,6 +261,18 @@ fn build_llvm_module<'ctx>(
     Ok((llmod, lowered))
 }
 
+/// What compiling `module` with `opts` would decide for each kernel and
+/// statement ([`CompiledModule::remarks`]), from the lowering alone: no
+/// LLVM passes, no machine code.
+pub fn remarks(module: &VerifiedModule, opts: &JitOptions) -> Result<Vec<lower::Remark>, JitError> {
+    opt_level(opts.opt_level)?;
+    let cx = Context::create();
+    let m = machine(opts.target, opts.opt_level)?;
+    let llmod = cx.create_module("warpjit");
+    let lowered = lower::lower_module(&cx, &llmod, module, &m.cpu, &m.features, opts, true)?;
+    Ok(lowered.remarks)
+}
+
 /// Compiles every kernel of `module`, or returns this thread's earlier
 /// compilation of the same module with the same options.
 pub fn compile(module: &VerifiedModule, opts: &JitOptions) -> Result<CompiledModule, JitError> {
@@ -376,20 +388,7 @@ impl CompiledModule {
     /// program order. Built on request (the lowering again, without LLVM's
     /// passes), as `warpjit dump --remarks` shows them.
     pub fn remarks(&self) -> Result<Vec<lower::Remark>, JitError> {
-        let cx = Context::create();
-        let opts = &self.code.options;
-        let m = machine(opts.target, opts.opt_level)?;
-        let llmod = cx.create_module("warpjit");
-        let lowered = lower::lower_module(
-            &cx,
-            &llmod,
-            &self.code.source,
-            &m.cpu,
-            &m.features,
-            opts,
-            true,
-        )?;
-        Ok(lowered.remarks)
+        remarks(&self.code.source, &self.code.options)
     }
 
     /// The assembly the target produces for the module, then for each

@@ -75,7 +75,7 @@ mod sched;
 
 pub use backend::{JitBackend, JitKernel, KernelCompile};
 pub use engine::{
-    clear_compile_cache, compile, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
+    clear_compile_cache, compile, remarks, CompileTimes, CompiledModule, COMPILE_CACHE_ENTRIES,
 };
 /// The lane-shape analysis the lowering uses for memory accesses.
 pub use lower::shape;

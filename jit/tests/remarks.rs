@@ -241,3 +241,46 @@ fn a_compile_cache_hit_gives_the_same_remarks() {
         .collect();
     assert_eq!(first, again);
 }
+
+/// The differential fuzzer's programs reach the lowering's paths that only
+/// known shapes, barriers in loops and undeclared sizes take: were the
+/// generator to stop making them, its campaigns would stop testing them.
+#[test]
+fn generated_programs_reach_the_known_shape_and_coroutine_paths() {
+    use warpjit_jit::ir::generate::{generate_case, GenConfig, SplitMix64};
+    use warpjit_jit::ir::VerifiedModule;
+    let mut seen = std::collections::BTreeMap::<&str, usize>::new();
+    let wanted = [
+        "consecutive addresses: one vector store",
+        "consecutive addresses: one vector load",
+        "one scalar store of the highest active lane's value",
+        "one address for the warp: one scalar load",
+        "repeated across the warp",
+        "address shape unknown",
+        "code for workgroups of whole warps",
+        "split at its barriers",
+        "coroutine of its own",
+        "uniform condition",
+        "divergent condition",
+        "kept as scalars",
+        "is inlined",
+    ];
+    for seed in 0..300 {
+        let case = generate_case(&mut SplitMix64::new(seed), &GenConfig::default());
+        let module = VerifiedModule::new(case.module).expect("generated programs verify");
+        let opts = JitOptions::default().for_declared(&module);
+        for r in warpjit_jit::remarks(&module, &opts).expect("lowers") {
+            for w in wanted {
+                if r.message.contains(w) {
+                    *seen.entry(w).or_default() += 1;
+                }
+            }
+        }
+    }
+    for w in wanted {
+        assert!(
+            seen.get(w).copied().unwrap_or(0) > 0,
+            "no {w:?} in 300 programs: {seen:?}"
+        );
+    }
+}

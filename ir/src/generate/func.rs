@@ -382,7 +382,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             if !vars.is_empty() {
                 return Operand::Var(*pick(self.rng, &vars));
             }
-        } else if roll < 78 {
+        } else if roll < 84 {
             let params: Vec<ParamId> = (0..self.env.params.len() as u32)
                 .map(ParamId)
                 .filter(|p| self.env.params[p.0 as usize] == ty)
@@ -459,6 +459,39 @@ impl<'a, R: RngLike> FnGen<'a, R> {
     }
 
     fn fresh_condition(&mut self) -> Operand {
+        let features = self.env.cfg.features;
+        let uniform_params: Vec<ParamId> = (0..self.env.params.len() as u32)
+            .map(ParamId)
+            .filter(|p| self.env.params[p.0 as usize] == Type::I32)
+            .collect();
+        let weights = [
+            8,                                   // an integer compare of a varying value
+            when(features.floats, 2),            // a float compare (NaN included)
+            when(!uniform_params.is_empty(), 1), // a parameter's: the same in every lane
+        ];
+        match self.rng.weighted(&weights) {
+            1 => {
+                let ops = [
+                    CmpOp::Lt,
+                    CmpOp::Le,
+                    CmpOp::Gt,
+                    CmpOp::Ge,
+                    CmpOp::Eq,
+                    CmpOp::Ne,
+                ];
+                let op = *pick(self.rng, &ops);
+                let a = self.operand(Type::F32);
+                let b = self.operand(Type::F32);
+                return Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![a, b]));
+            }
+            2 => {
+                let p = Operand::Param(*pick(self.rng, &uniform_params));
+                let k = Operand::Const(interesting(self.rng, Type::I32));
+                let op = *pick(self.rng, &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne]);
+                return Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![p, k]));
+            }
+            _ => {}
+        }
         let x = self.varying_i32();
         let (op, k) = match self.rng.below(4) {
             0 => (CmpOp::LtU, self.rng.between(1, 32)),

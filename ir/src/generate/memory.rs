@@ -277,6 +277,10 @@ impl<R: RngLike> FnGen<'_, R> {
         if features.votes && self.rng.chance(15) {
             return self.packed_store();
         }
+        if features.buffers && self.rng.chance(20) {
+            let region = super::ATOM_REGION_BYTES;
+            return self.shaped_store(MemRef::Buffer(ATOM_BINDING), self.mem.wreg, region);
+        }
         let size = self.env.layout.atom_bytes;
         let mem = MemRef::Buffer(ATOM_BINDING);
         let oob = features.out_of_bounds && self.rng.chance(20);
@@ -351,6 +355,57 @@ impl<R: RngLike> FnGen<'_, R> {
         self.emit_if(stored, then_body, Block::default());
     }
 
+    /// A store whose lanes' addresses have a shape the JIT can know: one
+    /// run of consecutive elements, one address for the whole warp (the
+    /// highest active lane's value stays), or a run of 2 to 16 elements
+    /// repeated across the warp, all inside the warp's own `region` bytes
+    /// from `base` (so no other warp touches them), from an aligned or
+    /// misaligned start.
+    fn shaped_store(&mut self, mem: MemRef, base: Operand, region: u32) {
+        let format = self.mem_format();
+        let bytes = format.bytes().max(1);
+        let lane = match self.lane {
+            Some(l) => Operand::Value(l),
+            None => Operand::Value(self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![])),
+        };
+        let (index, lanes) = match self.rng.below(3) {
+            0 => (Some(lane), 32),
+            1 => (None, 1),
+            _ => {
+                let width = *pick(self.rng, &[2u32, 4, 8, 16]);
+                let tile = self.binary(BinaryOp::And, Type::I32, lane, c32(width - 1));
+                (Some(tile), width)
+            }
+        };
+        let span = lanes * bytes;
+        if span > region {
+            // Too large for the region at this format: one address instead.
+            let addr = self.inside(base, region, format);
+            return self.store(mem, format, addr);
+        }
+        let room = region - span;
+        let start = if room >= 2 && self.rng.chance(15) {
+            2 // misaligned: rounded down, still inside the region
+        } else {
+            let aligned = room / bytes;
+            self.rng.below(u64::from(aligned) + 1) as u32 * bytes
+        };
+        let start = self.binary(BinaryOp::Add, Type::I32, base, c32(start));
+        let addr = match index {
+            Some(index) => {
+                let offset = if bytes.is_power_of_two() && self.rng.chance(50) {
+                    self.binary(BinaryOp::Shl, Type::I32, index, c32(bytes.trailing_zeros()))
+                } else {
+                    self.binary(BinaryOp::Mul, Type::I32, index, c32(bytes))
+                };
+                self.binary(BinaryOp::Add, Type::I32, start, offset)
+            }
+            None => start,
+        };
+        let addr = self.maybe_wide(addr);
+        self.store(mem, format, addr);
+    }
+
     /// This lane's 32 bytes of the current phase region.
     fn shared_lane_base(&mut self) -> Operand {
         let lane_shared = match self.lane_shared {
@@ -370,6 +425,7 @@ impl<R: RngLike> FnGen<'_, R> {
         let oob = features.out_of_bounds && self.rng.chance(15);
         let weights = [
             4,                                      // store to this lane's bytes
+            2,                                      // a store of a known shape
             3,                                      // load from this warp's region
             when(features.atomics, 3),              // atomic in this warp's region
             when(self.mem.prev_phase.is_some(), 3), // load from the previous phase
@@ -385,7 +441,8 @@ impl<R: RngLike> FnGen<'_, R> {
                 };
                 self.store(mem, format, addr);
             }
-            1 => {
+            1 => self.shaped_store(mem, self.mem.sreg, SHARED_WARP_BYTES),
+            2 => {
                 let format = self.mem_format();
                 let addr = if oob {
                     self.past_end(size)
@@ -394,7 +451,7 @@ impl<R: RngLike> FnGen<'_, R> {
                 };
                 self.load(mem, format, addr);
             }
-            2 => {
+            3 => {
                 let addr = if oob {
                     self.past_end(size)
                 } else {

@@ -17,14 +17,19 @@
 //!   [`OUT_SLOT_BYTES`]-byte slot, or addresses past the end;
 //! - `@in` (binding 1): only read, at any address;
 //! - `@atom` (binding 2): each warp owns a [`ATOM_REGION_BYTES`]-byte region
-//!   for atomics, loads and stream compaction's stores (the lanes that pass
-//!   a test, one after another by their ballot rank); other accesses go
-//!   past the end;
+//!   for atomics, loads and stores (stream compaction's, the lanes that
+//!   pass a test one after another by their ballot rank, and stores of a
+//!   consecutive run, one address or a tile); other accesses go past the
+//!   end. In one program in six it takes only updates of one associative
+//!   op whose results nothing reads, at any address (they commute), and
+//!   no function has `membar`;
 //! - `@shared`: two phases of one [`SHARED_WARP_BYTES`]-byte region per warp.
-//!   Barriers appear only at the kernel's top level, where every warp that
-//!   has not finished reaches them. Between barriers a warp writes only its
-//!   own region of the current phase; it reads that region, or any region of
-//!   the previous phase, which nobody writes until the next barrier;
+//!   Barriers appear only at the kernel's top level, or two to an
+//!   iteration in a top-level loop that every warp runs the same number of
+//!   times, so every warp that has not finished reaches them. Between
+//!   barriers a warp writes only its own region of the current phase; it
+//!   reads that region, or any region of the previous phase, which nobody
+//!   writes until the next barrier;
 //! - private arrays: any address, in bounds or not.
 //!
 //! The machine built-ins `sm_id`, `warps_per_sm` and `sm_count` (behind
@@ -40,7 +45,7 @@ mod rng;
 pub use rng::{ByteRng, RngLike, SplitMix64};
 
 use crate::module::{BufferDecl, Function, Module, ParamDecl, SharedDecl};
-use crate::ops::NumFormat;
+use crate::ops::{AtomOp, NumFormat};
 use crate::span::Span;
 use crate::types::Type;
 use func::{Env, FuncInfo};
@@ -332,11 +337,35 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
         });
         param_bits.push(consts::interesting(rng, ty).bits);
     }
+    // One program in six uses `@atom` only for unread updates of one
+    // associative op and format, with no `membar`: the JIT posts them.
+    let posted = if features.atomics && rng.chance(17) {
+        let mut formats = vec![NumFormat::U32, NumFormat::S32];
+        if features.wide {
+            formats.push(NumFormat::U64);
+        }
+        let format = *rng::pick(rng, &formats);
+        let ops: Vec<AtomOp> = [
+            AtomOp::Add,
+            AtomOp::And,
+            AtomOp::Or,
+            AtomOp::Xor,
+            AtomOp::Min,
+            AtomOp::Max,
+        ]
+        .into_iter()
+        .filter(|o| o.allows(format))
+        .collect();
+        Some((*rng::pick(rng, &ops), format))
+    } else {
+        None
+    };
     let mut env = Env {
         cfg: cfg.clone(),
         layout: layout.clone(),
         params: params.iter().map(|p| p.ty).collect(),
         funcs: Vec::new(),
+        posted,
     };
     let function_count = if features.calls {
         rng.below(cfg.max_functions as u64 + 1) as usize

@@ -264,6 +264,7 @@ fn generated_programs_reach_the_known_shape_and_coroutine_paths() {
         "divergent condition",
         "kept as scalars",
         "is inlined",
+        "is posted on the SM",
     ];
     for seed in 0..300 {
         let case = generate_case(&mut SplitMix64::new(seed), &GenConfig::default());

@@ -21,6 +21,10 @@ pub(super) struct Env {
     pub params: Vec<Type>,
     /// The functions generated so far (callable by later ones).
     pub funcs: Vec<FuncInfo>,
+    /// `@atom` takes only updates of this op and format whose results
+    /// nothing reads, and no function has `membar`: the JIT's posted
+    /// atomics.
+    pub posted: Option<(crate::ops::AtomOp, crate::ops::NumFormat)>,
 }
 
 /// A generated function as callers see it.

@@ -5,8 +5,9 @@
 use super::func::FnGen;
 use super::rng::{pick, when, RngLike};
 use super::{ATOM_BINDING, IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES, SHARED_WARP_BYTES};
-use crate::module::{Block, Operand};
+use crate::module::{Block, Inst, Operand, Place, Stmt};
 use crate::ops::{AtomOp, BinaryOp, Builtin, MemFormat, MemRef, NumFormat, Op, Round, UnaryOp};
+use crate::span::Span;
 use crate::types::{Const, Type};
 
 /// Records are 8 bytes apart: the kernel's in the first half of the slot,
@@ -81,7 +82,7 @@ impl<R: RngLike> FnGen<'_, R> {
             when(features.buffers || features.atomics, 4), // @atom region
             when(features.shared, 5),                      // @shared
             when(has_private, 4),                          // private
-            1,                                             // membar
+            when(self.env.posted.is_none(), 1),            // membar
         ];
         match self.rng.weighted(&weights) {
             0 => self.out_slot_access(),
@@ -153,6 +154,43 @@ impl<R: RngLike> FnGen<'_, R> {
         }
         let result = self.result(t);
         self.inst(Op::Atom { mem, op, format }, vec![result], args);
+    }
+
+    /// An update of `@atom` whose result nothing reads (it goes to a value
+    /// outside every scope), at any address: updates of one associative op
+    /// land in the same memory in any order, so warps and workgroups may
+    /// share addresses, and one address for the whole warp is common.
+    fn posted_update(&mut self, op: AtomOp, format: NumFormat) {
+        let size = self.env.layout.atom_bytes;
+        let slots = (size / 8).max(1);
+        // `past_end` and `inside_varying` widen addresses themselves.
+        let addr = match self.rng.below(4) {
+            0 => {
+                let at = c32(8 * self.rng.below(u64::from(slots.min(4))) as u32);
+                self.maybe_wide(at)
+            }
+            1 if self.env.cfg.features.out_of_bounds => self.past_end(size),
+            2 => self.inside_varying(self.mem.wreg, super::ATOM_REGION_BYTES - 1),
+            _ => {
+                let x = self.varying_i32();
+                let slot = self.binary(BinaryOp::RemU, Type::I32, x, c32(slots));
+                let at = self.binary(BinaryOp::Mul, Type::I32, slot, c32(8));
+                self.maybe_wide(at)
+            }
+        };
+        let t = format.ir_type();
+        let value = self.small_or_any(t);
+        let unread = Place::Value(self.new_value(t));
+        self.emit(Stmt::Inst(Inst {
+            op: Op::Atom {
+                mem: MemRef::Buffer(ATOM_BINDING),
+                op,
+                format,
+            },
+            args: vec![addr, value],
+            results: vec![unread],
+            span: Span::NONE,
+        }));
     }
 
     /// Atomic operands: small values hit the wrap and compare cases of
@@ -238,6 +276,11 @@ impl<R: RngLike> FnGen<'_, R> {
                 // per warp), starting anywhere up to past the end.
                 let b = *pick(self.rng, &[Builtin::LaneId, Builtin::LocalIndex]);
                 let index = Operand::Value(self.value(Op::Builtin(b), Type::I32, vec![]));
+                let index = if self.rng.chance(30) {
+                    self.hidden(index)
+                } else {
+                    index
+                };
                 let bytes = format.bytes().max(1);
                 let scaled = self.binary(BinaryOp::Mul, Type::I32, index, c32(bytes));
                 let start = self.rng.below(u64::from(size) + 64) as u32;
@@ -274,6 +317,9 @@ impl<R: RngLike> FnGen<'_, R> {
 
     fn atom_region_access(&mut self) {
         let features = self.env.cfg.features;
+        if let Some((op, format)) = self.env.posted {
+            return self.posted_update(op, format);
+        }
         if features.votes && self.rng.chance(15) {
             return self.packed_store();
         }
@@ -368,6 +414,11 @@ impl<R: RngLike> FnGen<'_, R> {
             Some(l) => Operand::Value(l),
             None => Operand::Value(self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![])),
         };
+        let lane = if self.rng.chance(30) {
+            self.hidden(lane)
+        } else {
+            lane
+        };
         let (index, lanes) = match self.rng.below(3) {
             0 => (Some(lane), 32),
             1 => (None, 1),
@@ -404,6 +455,15 @@ impl<R: RngLike> FnGen<'_, R> {
         };
         let addr = self.maybe_wide(addr);
         self.store(mem, format, addr);
+    }
+
+    /// `(x ^ v) ^ v` for a varying `v`: `x` again, but of a shape the JIT
+    /// cannot know when compiling, so the address tests it makes at run
+    /// time (one address? one consecutive run?) find what it could not.
+    fn hidden(&mut self, x: Operand) -> Operand {
+        let v = self.varying_i32();
+        let mixed = self.binary(BinaryOp::Xor, Type::I32, x, v);
+        self.binary(BinaryOp::Xor, Type::I32, mixed, v)
     }
 
     /// This lane's 32 bytes of the current phase region.

@@ -345,17 +345,10 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
             formats.push(NumFormat::U64);
         }
         let format = *rng::pick(rng, &formats);
-        let ops: Vec<AtomOp> = [
-            AtomOp::Add,
-            AtomOp::And,
-            AtomOp::Or,
-            AtomOp::Xor,
-            AtomOp::Min,
-            AtomOp::Max,
-        ]
-        .into_iter()
-        .filter(|o| o.allows(format))
-        .collect();
+        let ops: Vec<AtomOp> = AtomOp::COMBINABLE
+            .into_iter()
+            .filter(|o| o.allows(format))
+            .collect();
         Some((*rng::pick(rng, &ops), format))
     } else {
         None

@@ -11,7 +11,7 @@
 //! Entities are referred to by `u32` indices into the lists that own them;
 //! their names are kept only for printing and diagnostics.
 
-use crate::ops::{FuncSig, Op};
+use crate::ops::{FuncSig, MemRef, Op};
 use crate::span::Span;
 use crate::types::{Const, Type};
 
@@ -250,6 +250,18 @@ impl Module {
             .filter(|(_, f)| f.is_kernel())
             .map(|(i, f)| (FuncId(i as u32), f))
     }
+    /// The name (without `@`) of memory `mem` as function `f` sees it: a
+    /// buffer, a shared array or one of `f`'s private arrays; `None` when
+    /// there is no such memory.
+    pub fn memory_name<'m>(&'m self, f: &'m Function, mem: MemRef) -> Option<&'m str> {
+        let name = match mem {
+            MemRef::Buffer(i) => self.buffers.get(i as usize).map(|d| &d.name),
+            MemRef::Shared(i) => self.shared.get(i as usize).map(|d| &d.name),
+            MemRef::Private(i) => f.privates.get(i as usize).map(|d| &d.name),
+        };
+        name.map(String::as_str)
+    }
+
     /// The position of buffer `name` (with or without its `@`) in
     /// declaration order, which is the order launches take buffers in
     /// (not its binding number).

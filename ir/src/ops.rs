@@ -395,6 +395,16 @@ impl AtomOp {
         AtomOp::Exch,
         AtomOp::Cswap,
     ];
+    /// The ops whose updates combine in any order into the same memory
+    /// (associative and commutative): what may be merged or posted.
+    pub const COMBINABLE: [AtomOp; 6] = [
+        AtomOp::Add,
+        AtomOp::And,
+        AtomOp::Or,
+        AtomOp::Xor,
+        AtomOp::Min,
+        AtomOp::Max,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             AtomOp::Add => "add",

@@ -134,14 +134,7 @@ mod tests {
                 (mask >> 1) + 1,
                 0x1234_5678 & mask,
             ] {
-                for op in [
-                    AtomOp::Add,
-                    AtomOp::And,
-                    AtomOp::Or,
-                    AtomOp::Xor,
-                    AtomOp::Min,
-                    AtomOp::Max,
-                ] {
+                for op in AtomOp::COMBINABLE {
                     let e = identity(op, format);
                     let got = match op {
                         AtomOp::Add => x.wrapping_add(e) & mask,

@@ -541,40 +541,25 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         }
     }
 
+    /// The value of an `i32` built-in.
+    fn builtin_i32(&mut self, b: Builtin) -> Operand {
+        Operand::Value(self.value(Op::Builtin(b), Type::I32, vec![]))
+    }
+
     /// Fixed start of the kernel: the invocation's slot, its warp's regions.
     fn kernel_prologue(&mut self) {
         let layout = self.env.layout.clone();
         let c = |x: u32| Operand::Const(Const::i32(x as i32));
         let lane = self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![]);
         let local = Operand::Value(self.value(Op::Builtin(Builtin::LocalIndex), Type::I32, vec![]));
-        let wx = Operand::Value(self.value(
-            Op::Builtin(Builtin::WorkgroupId(Dim::X)),
-            Type::I32,
-            vec![],
-        ));
-        let wy = Operand::Value(self.value(
-            Op::Builtin(Builtin::WorkgroupId(Dim::Y)),
-            Type::I32,
-            vec![],
-        ));
-        let nx = Operand::Value(self.value(
-            Op::Builtin(Builtin::NumWorkgroups(Dim::X)),
-            Type::I32,
-            vec![],
-        ));
+        let wx = self.builtin_i32(Builtin::WorkgroupId(Dim::X));
+        let wy = self.builtin_i32(Builtin::WorkgroupId(Dim::Y));
+        let nx = self.builtin_i32(Builtin::NumWorkgroups(Dim::X));
         let row = self.binary(BinaryOp::Mul, Type::I32, wy, nx);
         let row = if layout.grid[2] > 1 {
             // Layers in z: (z * ny + y) * nx + x.
-            let wz = Operand::Value(self.value(
-                Op::Builtin(Builtin::WorkgroupId(Dim::Z)),
-                Type::I32,
-                vec![],
-            ));
-            let ny = Operand::Value(self.value(
-                Op::Builtin(Builtin::NumWorkgroups(Dim::Y)),
-                Type::I32,
-                vec![],
-            ));
+            let wz = self.builtin_i32(Builtin::WorkgroupId(Dim::Z));
+            let ny = self.builtin_i32(Builtin::NumWorkgroups(Dim::Y));
             let layer = self.binary(BinaryOp::Mul, Type::I32, wz, ny);
             let layer = self.binary(BinaryOp::Mul, Type::I32, layer, nx);
             self.binary(BinaryOp::Add, Type::I32, layer, row)
@@ -768,13 +753,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         self.multiplier = self
             .multiplier
             .saturating_mul(u64::from(self.env.cfg.max_loop_trips) + 1);
-        let next = self.binary(
-            BinaryOp::Add,
-            Type::I32,
-            Operand::Var(counter),
-            Operand::Const(Const::i32(1)),
-        );
-        self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+        let next = self.count_up(counter);
         let exit_in_then = self.rng.chance(70);
         let cmp = if exit_in_then { CmpOp::GtU } else { CmpOp::LeU };
         let test = self.value(Op::Cmp(cmp), Type::Bool, vec![next, bound]);
@@ -799,6 +778,18 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         });
     }
 
+    /// `counter = counter + 1`, and the new count.
+    fn count_up(&mut self, counter: VarId) -> Operand {
+        let next = self.binary(
+            BinaryOp::Add,
+            Type::I32,
+            Operand::Var(counter),
+            Operand::Const(Const::i32(1)),
+        );
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+        next
+    }
+
     /// Kernel top level only: a loop that every warp runs the same 1 to 3
     /// times (its bound is a constant, and nothing but its test leaves it),
     /// with two barriers in each iteration, so the warps meet inside a
@@ -817,13 +808,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         self.open();
         let outer_multiplier = self.multiplier;
         self.multiplier = self.multiplier.saturating_mul(trips + 1);
-        let next = self.binary(
-            BinaryOp::Add,
-            Type::I32,
-            Operand::Var(counter),
-            Operand::Const(Const::i32(1)),
-        );
-        self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+        let next = self.count_up(counter);
         let bound = Operand::Const(Const::i32(trips as i32));
         let test = self.value(Op::Cmp(CmpOp::GtU), Type::Bool, vec![next, bound]);
         self.open();

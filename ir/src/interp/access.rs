@@ -174,17 +174,13 @@ fn record_fault(
     address: u64,
     lane: usize,
 ) {
-    let name = match mem {
-        MemRef::Buffer(b) => env.module.buffers.get(b as usize).map(|d| &d.name),
-        MemRef::Shared(s) => env.module.shared.get(s as usize).map(|d| &d.name),
-        MemRef::Private(p) => frame.func.privates.get(p as usize).map(|d| &d.name),
-    };
+    let name = env.module.memory_name(frame.func, mem);
     let kernel = &env.kernel.name;
     let workgroup = env.workgroup_id;
     env.faults.record(
         || Fault {
             access,
-            memory: name.map_or_else(String::new, |n| n.clone()),
+            memory: name.map_or_else(String::new, str::to_string),
             address,
             lane: lane as u32,
             warp,

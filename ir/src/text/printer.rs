@@ -447,13 +447,8 @@ impl<'c> FunctionPrinter<'_, 'c> {
 
     fn mem_name(&self, mem: crate::ops::MemRef) -> String {
         use crate::ops::MemRef;
-        let name = match mem {
-            MemRef::Buffer(i) => self.module.buffers.get(i as usize).map(|d| &d.name),
-            MemRef::Shared(i) => self.module.shared.get(i as usize).map(|d| &d.name),
-            MemRef::Private(i) => self.func.privates.get(i as usize).map(|d| &d.name),
-        };
-        match (name, mem) {
-            (Some(n), _) => n.clone(),
+        match (self.module.memory_name(self.func, mem), mem) {
+            (Some(n), _) => n.to_string(),
             (None, MemRef::Buffer(i) | MemRef::Shared(i) | MemRef::Private(i)) => format!("?{i}"),
         }
     }

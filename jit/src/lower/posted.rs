@@ -105,10 +105,7 @@ impl Found {
 
 /// Ops whose updates can be combined before they meet memory, in any order.
 pub fn combinable(op: AtomOp) -> bool {
-    matches!(
-        op,
-        AtomOp::Add | AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Min | AtomOp::Max
-    )
+    AtomOp::COMBINABLE.contains(&op)
 }
 
 #[cfg(test)]

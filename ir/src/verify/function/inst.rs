@@ -144,12 +144,7 @@ impl FnChecker<'_> {
     }
 
     fn mem_name(&self, mem: MemRef) -> String {
-        let name = match mem {
-            MemRef::Buffer(i) => self.m.buffers.get(i as usize).map(|b| &b.name),
-            MemRef::Shared(i) => self.m.shared.get(i as usize).map(|s| &s.name),
-            MemRef::Private(i) => self.f.privates.get(i as usize).map(|p| &p.name),
-        };
-        match name {
+        match self.m.memory_name(self.f, mem) {
             Some(n) => format!("@{n}"),
             None => "a missing array".into(),
         }

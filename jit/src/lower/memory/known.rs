@@ -377,12 +377,7 @@ fn access_remark(
 
 /// `@name` of a buffer, shared array or private array of the function.
 pub(crate) fn memory_name(fl: &FnLowering<'_, '_>, mem: MemRef) -> String {
-    let name = match mem {
-        MemRef::Buffer(i) => fl.module.buffers.get(i as usize).map(|d| &d.name),
-        MemRef::Shared(i) => fl.module.shared.get(i as usize).map(|d| &d.name),
-        MemRef::Private(i) => fl.f.privates.get(i as usize).map(|d| &d.name),
-    };
-    match name {
+    match fl.module.memory_name(fl.f, mem) {
         Some(name) => format!("@{name}"),
         None => "memory".to_string(),
     }

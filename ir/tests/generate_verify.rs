@@ -293,9 +293,9 @@ fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
 }
 
 #[test]
-fn barriers_stand_at_the_kernels_top_level_or_two_to_a_loop_there() {
+fn barriers_stand_at_the_kernels_top_level_or_in_loops_and_ifs_there() {
     let cfg = GenConfig::default();
-    let mut in_loops = 0;
+    let (mut in_loops, mut in_ifs) = (0, 0);
     for seed in 0..400 {
         let m = generate(&mut SplitMix64::new(seed), &cfg);
         let is_barrier = |s: &Stmt| matches!(s, Stmt::Inst(i) if i.op == Op::Barrier);
@@ -308,6 +308,22 @@ fn barriers_stand_at_the_kernels_top_level_or_two_to_a_loop_there() {
             let top = f.body.stmts.iter().filter(|s| is_barrier(s)).count();
             let mut looped = 0;
             for s in &f.body.stmts {
+                // One on each side of an if: every warp takes the same side.
+                if let Stmt::If {
+                    then_body,
+                    else_body,
+                    ..
+                } = s
+                {
+                    let sides = [then_body, else_body]
+                        .map(|b| b.stmts.iter().filter(|s| is_barrier(s)).count());
+                    assert!(
+                        sides == [0, 0] || sides == [1, 1],
+                        "seed {seed}: {sides:?} in an if"
+                    );
+                    looped += sides[0] + sides[1];
+                    in_ifs += usize::from(sides == [1, 1]);
+                }
                 if let Stmt::Loop { body, .. } = s {
                     let here = body.stmts.iter().filter(|s| is_barrier(s)).count();
                     assert!(
@@ -334,6 +350,7 @@ fn barriers_stand_at_the_kernels_top_level_or_two_to_a_loop_there() {
         }
     }
     assert!(in_loops > 10, "kernels with barriers in loops: {in_loops}");
+    assert!(in_ifs > 10, "barriers in ifs: {in_ifs}");
 }
 
 /// The `break`s and `continue`s of `block` that leave or restart the loop

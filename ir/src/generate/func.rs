@@ -658,6 +658,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 features.barriers && features.loops && top_of_kernel && self.loop_fits(),
                 1,
             ), // a loop with barriers
+            when(features.barriers && features.ifs && top_of_kernel, 1), // an if with barriers
         ];
         match self.rng.weighted(&weights) {
             0 => self.instruction(),
@@ -699,7 +700,8 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 let v = self.free_var(ty);
                 self.inst(Op::Mov, vec![Place::Var(v)], vec![a]);
             }
-            _ => self.barrier_loop(),
+            11 => self.barrier_loop(),
+            _ => self.barrier_if(),
         }
     }
 
@@ -776,6 +778,40 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             body,
             span: Span::NONE,
         });
+    }
+
+    /// Kernel top level only: `if c { ..; barrier; .. } else { ..; barrier;
+    /// .. }` on a condition the same in every invocation of the launch (a
+    /// parameter's, or the workgroup's size), so all warps take one side
+    /// and meet at its barrier (inside an `if`, which the JIT runs on
+    /// coroutines). Both sides end one phase on, as a top-level barrier
+    /// would.
+    fn barrier_if(&mut self) {
+        let params: Vec<ParamId> = (0..self.env.params.len() as u32)
+            .map(ParamId)
+            .filter(|p| self.env.params[p.0 as usize] == Type::I32)
+            .collect();
+        let subject = if !params.is_empty() && self.rng.chance(60) {
+            Operand::Param(*pick(self.rng, &params))
+        } else {
+            self.builtin_i32(Builtin::WorkgroupSize(Dim::X))
+        };
+        let k = Operand::Const(interesting(self.rng, Type::I32));
+        let op = *pick(self.rng, &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne, CmpOp::Eq]);
+        let cond = Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![subject, k]));
+        let (mem, phase) = (self.mem, self.phase);
+        let side = |g: &mut Self| {
+            g.mem = mem;
+            g.phase = phase;
+            g.open();
+            g.block_body(2);
+            g.barrier();
+            g.block_body(2);
+            g.close()
+        };
+        let then_body = side(self);
+        let else_body = side(self);
+        self.emit_if(cond, then_body, else_body);
     }
 
     /// `counter = counter + 1`, and the new count.

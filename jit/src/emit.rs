@@ -50,8 +50,9 @@ pub struct Emit<'ctx, 'a> {
     pub prefetch_ahead: bool,
     /// The module's non-temporal stores (none for routines).
     pub streams: Streams<'ctx>,
-    /// What the lowering decided, statement by statement (`lower/remarks.rs`).
-    pub remarks: std::cell::RefCell<Vec<crate::lower::Remark>>,
+    /// What the lowering decided, statement by statement, when asked for
+    /// (`lower/remarks.rs`).
+    pub remarks: Option<std::cell::RefCell<Vec<crate::lower::Remark>>>,
 }
 
 /// Non-temporal stores of a module (`lower/memory/known.rs`).
@@ -106,7 +107,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             rewrites: crate::sched::WarpRewrites::ALL,
             prefetch_ahead: false,
             streams: Streams::default(),
-            remarks: Default::default(),
+            remarks: None,
         }
     }
 }

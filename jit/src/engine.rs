@@ -238,10 +238,7 @@ fn build_llvm_module<'ctx>(
 ) -> Result<(Module<'ctx>, lower::Lowered), JitError> {
     let m = machine(opts.target, opts.opt_level)?;
     let started = Instant::now();
-    let llmod = cx.create_module("warpjit");
-    llmod.set_triple(&m.tm.get_triple());
-    llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
-    let lowered = lower::lower_module(cx, &llmod, module, &m.cpu, &m.features, opts, true)?;
+    let (llmod, lowered) = lower_new_module(cx, &m, module, opts, false)?;
     let lowered_at = Instant::now();
     llmod
         .verify()
@@ -261,6 +258,22 @@ fn build_llvm_module<'ctx>(
     Ok((llmod, lowered))
 }
 
+/// `module` lowered into a new LLVM module of `cx` for machine `m`, with
+/// the lowering's remarks when asked for.
+fn lower_new_module<'ctx>(
+    cx: &'ctx Context,
+    m: &Machine,
+    module: &VerifiedModule,
+    opts: &JitOptions,
+    remarks: bool,
+) -> Result<(Module<'ctx>, lower::Lowered), JitError> {
+    let llmod = cx.create_module("warpjit");
+    llmod.set_triple(&m.tm.get_triple());
+    llmod.set_data_layout(&m.tm.get_target_data().get_data_layout());
+    let lowered = lower::lower_module(cx, &llmod, module, &m.cpu, &m.features, opts, remarks)?;
+    Ok((llmod, lowered))
+}
+
 /// What compiling `module` with `opts` would decide for each kernel and
 /// statement ([`CompiledModule::remarks`]), from the lowering alone: no
 /// LLVM passes, no machine code.
@@ -268,8 +281,7 @@ pub fn remarks(module: &VerifiedModule, opts: &JitOptions) -> Result<Vec<lower::
     opt_level(opts.opt_level)?;
     let cx = Context::create();
     let m = machine(opts.target, opts.opt_level)?;
-    let llmod = cx.create_module("warpjit");
-    let lowered = lower::lower_module(&cx, &llmod, module, &m.cpu, &m.features, opts, true)?;
+    let (_, lowered) = lower_new_module(&cx, &m, module, opts, true)?;
     Ok(lowered.remarks)
 }
 

@@ -61,12 +61,14 @@ use warpjit_ir::{
 pub struct Lowered {
     pub kernels: Vec<(FuncId, String)>,
     pub routines: Vec<RoutineSpec>,
-    /// What the lowering decided, in program order.
+    /// What the lowering decided, in program order (empty unless asked for).
     pub remarks: Vec<Remark>,
 }
 
-/// Lowers every function into `llmod`. With `shared_routines`, lane-path
-/// routines are declared for the caller to supply rather than defined.
+/// Lowers every function into `llmod`. Shared routines (lane paths, math)
+/// are declared for the caller to supply rather than defined. With
+/// `remarks`, the lowering records what it decides (`dump --remarks`);
+/// compiles do not pay for the words.
 pub fn lower_module<'ctx>(
     cx: &'ctx Context,
     llmod: &Module<'ctx>,
@@ -74,7 +76,7 @@ pub fn lower_module<'ctx>(
     cpu: &str,
     features: &str,
     opts: &JitOptions,
-    shared_routines: bool,
+    remarks: bool,
 ) -> Result<Lowered, JitError> {
     let whole_warps = opts.whole_warps;
     let uses = memory::buffer_uses(module);
@@ -87,7 +89,8 @@ pub fn lower_module<'ctx>(
             buffers: uses.iter().map(|u| u.stored && !u.read).collect(),
             ..Default::default()
         },
-        ..Emit::new(cx, llmod, features, shared_routines)
+        remarks: remarks.then(Default::default),
+        ..Emit::new(cx, llmod, features, true)
     };
     let ptr = cx.ptr_type(inkwell::AddressSpace::default());
     // Frames aligned to the vector size, so spilled vectors are aligned:
@@ -162,7 +165,9 @@ pub fn lower_module<'ctx>(
     e.streams.drop_needless_fences();
     if opts.opt_level == 2 {
         let inlined = inlining::mark_inlined(cx, module, &funcs);
-        call_remarks(&e, module, &inlined);
+        if let Some(remarks) = &e.remarks {
+            call_remarks(&mut remarks.borrow_mut(), module, &inlined);
+        }
     }
     // A warp that runs no loop is short, and calling it costs as much as
     // running it; a warp with a loop runs long enough that its call does
@@ -205,7 +210,7 @@ pub fn lower_module<'ctx>(
     Ok(Lowered {
         kernels,
         routines,
-        remarks: remarks::in_order(e.remarks.into_inner()),
+        remarks: remarks::in_order(e.remarks.map(|r| r.into_inner()).unwrap_or_default()),
     })
 }
 
@@ -616,8 +621,7 @@ enum KernelStart {
 
 /// A remark at each call site of the functions level 2 inlines
 /// (`inlined[f]`) or keeps as calls.
-fn call_remarks(e: &Emit<'_, '_>, module: &VerifiedModule, inlined: &[bool]) {
-    let mut remarks = e.remarks.borrow_mut();
+fn call_remarks(remarks: &mut Vec<Remark>, module: &VerifiedModule, inlined: &[bool]) {
     for f in &module.functions {
         warpjit_ir::walk_block(&f.body, &mut |s| {
             if let Stmt::Inst(i) = s {
@@ -964,8 +968,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                         RemarkKind::Branch,
                         false,
                         "the same in every lane still in the loop: when it holds, the warp \
-                         leaves the loop at once"
-                            .into(),
+                         leaves the loop at once",
                     );
                     // Every lane still in the loop takes the same side, so
                     // the taken side leaves the loop: its mask stays as it
@@ -983,8 +986,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     self.remark(
                         RemarkKind::Branch,
                         !uniform,
-                        "guards only a break or continue: it changes the masks, with no branch"
-                            .into(),
+                        "guards only a break or continue: it changes the masks, with no branch",
                     );
                     // `if c { break }` and the like only change masks, which
                     // is a no-op with no lanes: no test, no branch.
@@ -1001,8 +1003,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
                     } else {
                         "divergent condition: each side runs under its lanes' mask, and is \
                          skipped when it has none"
-                    }
-                    .into(),
+                    },
                 );
                 let taken = if uniform {
                     // All active lanes agree on `c`: the then side, if
@@ -1407,20 +1408,31 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         self.loop_exits.last().copied().flatten()
     }
 
-    /// Whether the builder is inside a loop of this function.
-    /// Records what was decided for the statement being lowered.
-    pub fn remark(&self, kind: RemarkKind, lane_by_lane: bool, message: String) {
-        self.e.remarks.borrow_mut().push(Remark {
-            function: self.f.name.clone(),
-            span: self.span.get(),
-            kind,
-            lane_by_lane,
-            message,
-        });
+    /// Whether the lowering records remarks: callers that build words for
+    /// one test it first.
+    pub fn wants_remarks(&self) -> bool {
+        self.e.remarks.is_some()
+    }
+
+    /// Records what was decided for the statement being lowered, when
+    /// remarks are asked for.
+    pub fn remark(&self, kind: RemarkKind, lane_by_lane: bool, message: impl Into<String>) {
+        if let Some(remarks) = &self.e.remarks {
+            remarks.borrow_mut().push(Remark {
+                function: self.f.name.clone(),
+                span: self.span.get(),
+                kind,
+                lane_by_lane,
+                message: message.into(),
+            });
+        }
     }
 
     /// Which of the variables a loop writes it carries as scalars.
     fn loop_remark(&self, shadows: &[Option<Shadow>], scalar: &[bool]) {
+        if !self.wants_remarks() {
+            return;
+        }
         let names = |want: bool| -> Vec<String> {
             shadows
                 .iter()
@@ -1447,6 +1459,9 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
 
     /// What kind of code a kernel is and how its warps are scheduled.
     fn kernel_remarks(&self, plan: Option<&KernelPlan>) {
+        if !self.wants_remarks() {
+            return;
+        }
         let code = match (self.e.workgroup, self.start) {
             (Some([x, y, z]), _) => format!(
                 "code for workgroups of {x}x{y}x{z}: the workgroup's sizes are constants, \
@@ -1492,6 +1507,7 @@ impl<'ctx, 'a> FnLowering<'ctx, 'a> {
         }
     }
 
+    /// Whether the builder is inside a loop of this function.
     pub fn in_loop(&self) -> bool {
         !self.shadow_frames.is_empty()
     }

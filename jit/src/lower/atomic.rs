@@ -106,6 +106,9 @@ pub fn atomic<'ctx>(
 
 /// The remark of an atomic that [`by_shape`] lowers with `via`.
 fn remark(fl: &FnLowering<'_, '_>, mem: MemRef, op: AtomOp, via: Via) {
+    if !fl.wants_remarks() {
+        return;
+    }
     let name = super::memory::memory_name(fl, mem);
     let one_address = if super::posted::combinable(op) {
         "lanes on one address make one with their values combined, "

@@ -901,6 +901,9 @@ fn shaped_load<'ctx>(
 
 /// The remark of an access of a private array: each lane has its own copy.
 fn private_remark(fl: &FnLowering<'_, '_>, mem: MemRef) {
+    if !fl.wants_remarks() {
+        return;
+    }
     fl.remark(
         crate::lower::RemarkKind::Memory,
         true,

@@ -6,8 +6,9 @@
 use std::fmt;
 use warpjit_ir::Span;
 
-/// One decision of the lowering about one statement.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One decision of the lowering about one statement. (Not `PartialEq`:
+/// spans compare equal whatever they hold.)
+#[derive(Clone, Debug)]
 pub struct Remark {
     /// The function the statement is in, without `@`.
     pub function: String,
@@ -64,19 +65,13 @@ impl fmt::Display for Remark {
 }
 
 /// Remarks in program order (by where their statement starts), each once:
-/// a function lowered in several places says the same thing of each.
+/// a statement lowered in several places (a value recomputed in a later
+/// phase) says the same thing of each.
 pub(crate) fn in_order(mut remarks: Vec<Remark>) -> Vec<Remark> {
-    remarks.sort_by(|a, b| {
-        (a.span.start, a.span.end, a.kind, &a.function, &a.message).cmp(&(
-            b.span.start,
-            b.span.end,
-            b.kind,
-            &b.function,
-            &b.message,
-        ))
-    });
-    // Spans compare equal whatever they hold, so their positions are
-    // compared here.
-    remarks.dedup_by(|a, b| a.span.start == b.span.start && a.span.end == b.span.end && a == b);
+    fn key(r: &Remark) -> (u32, u32, RemarkKind, &str, &str) {
+        (r.span.start, r.span.end, r.kind, &r.function, &r.message)
+    }
+    remarks.sort_by(|a, b| key(a).cmp(&key(b)));
+    remarks.dedup_by(|a, b| key(a) == key(b));
     remarks
 }

@@ -201,7 +201,7 @@ pub fn load<'ctx>(
     dynamic: &dyn Fn() -> Components<'ctx>,
 ) -> Components<'ctx> {
     let (known, needs_rows) = facts.plan(rows_known(fl));
-    access_remark(fl, mem, format, known, needs_rows, false);
+    let remark = |path| access_remark(fl, mem, format, path, needs_rows, false);
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {
@@ -209,8 +209,12 @@ pub fn load<'ctx>(
     };
     let vt = elem_vec(fl, format.elem);
     match known {
-        KnownAddress::Unknown | KnownAddress::Packed { .. } => dynamic(),
+        KnownAddress::Unknown | KnownAddress::Packed { .. } => {
+            remark(AccessPath::Tested);
+            dynamic()
+        }
         KnownAddress::Same { every_lane } => {
+            remark(AccessPath::OneAddress);
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_load(fl, mem, format, lanes, m);
             let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
@@ -220,6 +224,7 @@ pub fn load<'ctx>(
             }
         }
         KnownAddress::Consecutive { every_lane } => {
+            remark(AccessPath::Run);
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
             let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
@@ -231,8 +236,12 @@ pub fn load<'ctx>(
             choose(fl, take, vt, &fast, &per_lane)
         }
         // One element per lane: a tile of x2/x4 blocks is rare.
-        KnownAddress::Tiled { .. } if format.count != 1 => dynamic(),
+        KnownAddress::Tiled { .. } if format.count != 1 => {
+            remark(AccessPath::Tested);
+            dynamic()
+        }
         KnownAddress::Tiled { width, every_lane } => {
+            remark(AccessPath::Tile(width));
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let tile = tile(fl, mem, format.bytes(), width, lanes, m)?;
             let per_lane = || lanes_load(fl, mem, format, addr, addr_ty, m);
@@ -261,7 +270,7 @@ pub fn store<'ctx>(
     dynamic: &dyn Fn() -> Result<(), JitError>,
 ) -> Result<(), JitError> {
     let (known, needs_rows) = facts.plan(rows_known(fl));
-    access_remark(fl, mem, format, known, needs_rows, true);
+    let remark = |path| access_remark(fl, mem, format, path, needs_rows, true);
     let rows = if needs_rows {
         Some(warp_in_one_row(fl)?)
     } else {
@@ -270,9 +279,16 @@ pub fn store<'ctx>(
     match known {
         // Lanes of a tile store to the same addresses: the run-time tests
         // sort that out.
-        KnownAddress::Unknown | KnownAddress::Tiled { .. } => dynamic(),
-        KnownAddress::Packed { .. } if !lanes::compresses(fl.e, format) => dynamic(),
+        KnownAddress::Unknown | KnownAddress::Tiled { .. } => {
+            remark(AccessPath::Tested);
+            dynamic()
+        }
+        KnownAddress::Packed { .. } if !lanes::compresses(fl.e, format) => {
+            remark(AccessPath::Tested);
+            dynamic()
+        }
         KnownAddress::Packed { every_lane } => {
+            remark(AccessPath::Packed);
             let span = span(fl, mem)?;
             let bits = fl.e.mask_to_bits(m)?;
             let lanes = Lanes::new(addr, addr_ty, every_lane);
@@ -283,6 +299,7 @@ pub fn store<'ctx>(
             choose_store(fl, run.inside, &fast, &per_lane)
         }
         KnownAddress::Same { every_lane } => {
+            remark(AccessPath::OneAddress);
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let same = || same_address_store(fl, mem, format, lanes, m, raws);
             let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
@@ -292,6 +309,7 @@ pub fn store<'ctx>(
             }
         }
         KnownAddress::Consecutive { every_lane } => {
+            remark(AccessPath::Run);
             let lanes = Lanes::new(addr, addr_ty, every_lane);
             let run = consecutive_run(fl, mem, format.bytes(), lanes, m)?;
             let per_lane = || lanes_store(fl, mem, format, addr, addr_ty, m, raws);
@@ -305,64 +323,79 @@ pub fn store<'ctx>(
     }
 }
 
+/// Which way [`load`] or [`store`] takes an access's lanes.
+#[derive(Clone, Copy)]
+enum AccessPath {
+    OneAddress,
+    Run,
+    Tile(u32),
+    Packed,
+    /// The shape is tested at run time ([`super::address_shape`]).
+    Tested,
+}
+
 /// The remark of a load or store of `mem` (a `write` for stores) that
-/// [`load`] or [`store`] lowers by `known`.
+/// takes `path`, behind the one-row test of the launch when `needs_rows`.
 fn access_remark(
     fl: &FnLowering<'_, '_>,
     mem: MemRef,
     format: MemFormat,
-    known: KnownAddress,
+    path: AccessPath,
     needs_rows: bool,
     write: bool,
 ) {
+    if !fl.wants_remarks() {
+        return;
+    }
     let name = memory_name(fl, mem);
-    let block = LANES * format.bytes();
-    let dynamic = if write {
-        "else lane by lane (a scatter)"
-    } else {
-        "else lane by lane (a gather)"
-    };
-    let (message, lane_by_lane) = match known {
-        KnownAddress::Same { .. } if write => (
+    let (message, lane_by_lane) = match path {
+        AccessPath::OneAddress if write => (
             format!(
                 "{name}: one address for the warp: one scalar store of the highest active \
                  lane's value"
             ),
             false,
         ),
-        KnownAddress::Same { .. } => (
+        AccessPath::OneAddress => (
             format!("{name}: one address for the warp: one scalar load, broadcast to the lanes"),
             false,
         ),
-        KnownAddress::Consecutive { .. } => (
+        AccessPath::Run => (
             format!(
-                "{name}: consecutive addresses: one vector {} of the warp's {block} bytes \
+                "{name}: consecutive addresses: one vector {} of the warp's {} bytes \
                  (lane by lane where the run leaves the memory)",
-                if write { "store" } else { "load" }
+                if write { "store" } else { "load" },
+                LANES * format.bytes()
             ),
             false,
         ),
-        KnownAddress::Tiled { width, .. } if !write && format.count == 1 => (
+        AccessPath::Tile(width) => (
             format!(
                 "{name}: {width} consecutive addresses repeated across the warp: one vector \
                  load of {width} elements (lane by lane where they leave the memory)"
             ),
             false,
         ),
-        KnownAddress::Packed { .. } if write && lanes::compresses(fl.e, format) => (
+        AccessPath::Packed => (
             format!(
                 "{name}: addresses packed by the active lanes' ranks: one compressing store \
                  of the active lanes"
             ),
             false,
         ),
-        _ => (
-            format!(
+        AccessPath::Tested => {
+            let rest = if write {
+                "else lane by lane (a scatter)"
+            } else {
+                "else lane by lane (a gather)"
+            };
+            let message = format!(
                 "{name}: address shape unknown when compiling: each warp tests for one \
-                 address or a consecutive run, {dynamic}"
-            ),
-            true,
-        ),
+                 address or a consecutive run, {rest}"
+            );
+            // The one-row test guards only known shapes.
+            return fl.remark(RemarkKind::Memory, true, message);
+        }
     };
     let message = if needs_rows {
         format!(

@@ -94,14 +94,15 @@ pub fn dump(args: &DumpArgs) -> CommandResult {
 fn render_remarks(file: &str, source: &str, remarks: &[warpjit_jit::Remark]) -> String {
     let mut out = String::new();
     for r in remarks {
-        let (line, col) = warpjit_ir::span::line_col(source, r.span.start as usize);
         let per_lane = if r.lane_by_lane { " (per lane)" } else { "" };
-        out.push_str(&format!(
-            "{file}:{line}:{col}: @{}: {}{per_lane}: {}\n",
+        let message = format!(
+            "@{}: {}{per_lane}: {}",
             r.function,
             r.kind.name(),
             r.message
-        ));
+        );
+        out.push_str(&warpjit_ir::Diagnostic::new(r.span, message).one_line(file, source));
+        out.push('\n');
         let start = (r.span.start as usize).min(source.len());
         let end = (r.span.end as usize).clamp(start, source.len());
         let text = source.get(start..end).unwrap_or("");

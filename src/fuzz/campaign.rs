@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+use warpjit_ir::generate::SplitMix64;
 use warpjit_ir::reduce::{reduce, Candidate, ReduceLimits};
 use warpjit_ir::VerifiedModule;
 use warpjit_jit::{JitOptions, Target};
@@ -45,9 +46,8 @@ pub fn case_jit(opts: &CampaignOptions, seed: u64) -> JitOptions {
     if !opts.vary_jit {
         return opts.jit;
     }
-    // Bits the generator's own stream does not start from.
-    let bits = seed.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15;
-    let bits = bits.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    // A stream of its own, apart from the generator's.
+    let bits = SplitMix64::new(seed ^ 0x6a17_0000_0000_0000).next_u64();
     let target =
         [Target::Native, Target::Native, Target::Avx2, Target::Sse42][(bits >> 60) as usize & 3];
     let opt_level = [0, 1, 2, 2, 3][((bits >> 32) % 5) as usize];

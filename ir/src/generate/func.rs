@@ -387,10 +387,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 return Operand::Var(*pick(self.rng, &vars));
             }
         } else if roll < 84 {
-            let params: Vec<ParamId> = (0..self.env.params.len() as u32)
-                .map(ParamId)
-                .filter(|p| self.env.params[p.0 as usize] == ty)
-                .collect();
+            let params = self.params_of(ty);
             if !params.is_empty() {
                 return Operand::Param(*pick(self.rng, &params));
             }
@@ -426,10 +423,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
     /// An i32 that usually differs between lanes.
     pub fn varying_i32(&mut self) -> Operand {
         match self.rng.below(4) {
-            0 => match self.lane {
-                Some(l) => Operand::Value(l),
-                None => Operand::Value(self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![])),
-            },
+            0 => self.lane_id(),
             1 => {
                 let b = *pick(
                     self.rng,
@@ -464,10 +458,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
 
     fn fresh_condition(&mut self) -> Operand {
         let features = self.env.cfg.features;
-        let uniform_params: Vec<ParamId> = (0..self.env.params.len() as u32)
-            .map(ParamId)
-            .filter(|p| self.env.params[p.0 as usize] == Type::I32)
-            .collect();
+        let uniform_params = self.params_of(Type::I32);
         let weights = [
             8,                                   // an integer compare of a varying value
             when(features.floats, 2),            // a float compare (NaN included)
@@ -539,6 +530,22 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 });
             }
         }
+    }
+
+    /// This lane's id: the kernel's `lane_id` value, or a new one.
+    pub fn lane_id(&mut self) -> Operand {
+        match self.lane {
+            Some(l) => Operand::Value(l),
+            None => self.builtin_i32(Builtin::LaneId),
+        }
+    }
+
+    /// The module parameters of type `ty`.
+    fn params_of(&self, ty: Type) -> Vec<ParamId> {
+        (0..self.env.params.len() as u32)
+            .map(ParamId)
+            .filter(|p| self.env.params[p.0 as usize] == ty)
+            .collect()
     }
 
     /// The value of an `i32` built-in.
@@ -787,10 +794,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
     /// coroutines). Both sides end one phase on, as a top-level barrier
     /// would.
     fn barrier_if(&mut self) {
-        let params: Vec<ParamId> = (0..self.env.params.len() as u32)
-            .map(ParamId)
-            .filter(|p| self.env.params[p.0 as usize] == Type::I32)
-            .collect();
+        let params = self.params_of(Type::I32);
         let subject = if !params.is_empty() && self.rng.chance(60) {
             Operand::Param(*pick(self.rng, &params))
         } else {

@@ -276,11 +276,7 @@ impl<R: RngLike> FnGen<'_, R> {
                 // per warp), starting anywhere up to past the end.
                 let b = *pick(self.rng, &[Builtin::LaneId, Builtin::LocalIndex]);
                 let index = Operand::Value(self.value(Op::Builtin(b), Type::I32, vec![]));
-                let index = if self.rng.chance(30) {
-                    self.hidden(index)
-                } else {
-                    index
-                };
+                let index = self.maybe_hidden(index);
                 let bytes = format.bytes().max(1);
                 let scaled = self.binary(BinaryOp::Mul, Type::I32, index, c32(bytes));
                 let start = self.rng.below(u64::from(size) + 64) as u32;
@@ -410,15 +406,8 @@ impl<R: RngLike> FnGen<'_, R> {
     fn shaped_store(&mut self, mem: MemRef, base: Operand, region: u32) {
         let format = self.mem_format();
         let bytes = format.bytes().max(1);
-        let lane = match self.lane {
-            Some(l) => Operand::Value(l),
-            None => Operand::Value(self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![])),
-        };
-        let lane = if self.rng.chance(30) {
-            self.hidden(lane)
-        } else {
-            lane
-        };
+        let lane = self.lane_id();
+        let lane = self.maybe_hidden(lane);
         let (index, lanes) = match self.rng.below(3) {
             0 => (Some(lane), 32),
             1 => (None, 1),
@@ -457,10 +446,13 @@ impl<R: RngLike> FnGen<'_, R> {
         self.store(mem, format, addr);
     }
 
-    /// `(x ^ v) ^ v` for a varying `v`: `x` again, but of a shape the JIT
-    /// cannot know when compiling, so the address tests it makes at run
-    /// time (one address? one consecutive run?) find what it could not.
-    fn hidden(&mut self, x: Operand) -> Operand {
+    /// Sometimes `(x ^ v) ^ v` for a varying `v`: `x` again, but of a shape
+    /// the JIT cannot know when compiling, so the address tests it makes at
+    /// run time (one address? one consecutive run?) find what it could not.
+    fn maybe_hidden(&mut self, x: Operand) -> Operand {
+        if !self.rng.chance(30) {
+            return x;
+        }
         let v = self.varying_i32();
         let mixed = self.binary(BinaryOp::Xor, Type::I32, x, v);
         self.binary(BinaryOp::Xor, Type::I32, mixed, v)
@@ -471,8 +463,8 @@ impl<R: RngLike> FnGen<'_, R> {
         let lane_shared = match self.lane_shared {
             Some(v) => Operand::Value(v),
             None => {
-                let lane = self.value(Op::Builtin(Builtin::LaneId), Type::I32, vec![]);
-                self.binary(BinaryOp::Shl, Type::I32, Operand::Value(lane), c32(5))
+                let lane = self.lane_id();
+                self.binary(BinaryOp::Shl, Type::I32, lane, c32(5))
             }
         };
         self.binary(BinaryOp::Add, Type::I32, self.mem.sreg, lane_shared)

@@ -24,10 +24,12 @@
 //!   op whose results nothing reads, at any address (they commute), and
 //!   no function has `membar`;
 //! - `@shared`: two phases of one [`SHARED_WARP_BYTES`]-byte region per warp.
-//!   Barriers appear only at the kernel's top level, two to an iteration
-//!   in a top-level loop that every warp runs the same number of times, or
-//!   one on each side of a top-level `if` whose condition is the same in
-//!   every invocation, so every warp that has not finished reaches them. Between
+//!   Barriers appear only at the top level of the kernel or of a function
+//!   with barriers (which the kernel calls only at its top level, and which
+//!   has no `return` before its end), two to an iteration in a top-level
+//!   loop that every warp runs the same number of times, or one on each
+//!   side of a top-level `if` whose condition is the same in every
+//!   invocation, so every warp that has not finished reaches them. Between
 //!   barriers a warp writes only its own region of the current phase; it
 //!   reads that region, or any region of the previous phase, which nobody
 //!   writes until the next barrier;

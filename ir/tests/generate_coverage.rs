@@ -61,7 +61,13 @@ fn inst_keys(m: &Module, f: &Function, i: &Inst, keys: &mut BTreeSet<String>) {
             format!("{} {}", i.op.mnemonic(), mem_kind(mem))
         }
         Op::Atom { mem, .. } => format!("{} {}", i.op.mnemonic(), mem_kind(mem)),
-        Op::Call(_) => format!("call results={}", i.results.len().min(1)),
+        Op::Call(callee) => {
+            if has_barrier(&m.functions[*callee as usize]) {
+                keys.insert("call of a function with barriers".into());
+            }
+            format!("call results={}", i.results.len().min(1))
+        }
+        Op::Barrier if !matches!(f.kind, FuncKind::Kernel { .. }) => "barrier in a function".into(),
         _ => i.op.mnemonic(),
     };
     keys.insert(key);
@@ -71,6 +77,20 @@ fn inst_keys(m: &Module, f: &Function, i: &Inst, keys: &mut BTreeSet<String>) {
     if i.results.iter().any(|r| matches!(r, Place::Var(_))) {
         keys.insert("variable result".into());
     }
+}
+
+fn has_barrier(f: &Function) -> bool {
+    let mut found = false;
+    walk_block(&f.body, &mut |s| {
+        found |= matches!(
+            s,
+            Stmt::Inst(Inst {
+                op: Op::Barrier,
+                ..
+            })
+        );
+    });
+    found
 }
 
 fn stmt_key(s: &Stmt) -> Option<String> {
@@ -226,6 +246,8 @@ fn expected_keys() -> BTreeSet<String> {
         "call results=1",
         "module parameter operand",
         "variable result",
+        "barrier in a function",
+        "call of a function with barriers",
     ] {
         keys.insert(k.into());
     }

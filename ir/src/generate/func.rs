@@ -39,6 +39,12 @@ pub(super) struct FuncInfo {
     pub reaches_kill_or_ordered: bool,
     /// Most statements one call can execute (loops and calls multiplied out).
     pub work: u64,
+    /// Barriers one call passes, counted as [`FnGen::barrier`] counts them
+    /// (only their parity and whether there are any matter). A function with
+    /// barriers takes the warp's shared region of the other phase as a
+    /// fourth context parameter and is called only from the kernel's top
+    /// level, where every warp that has not finished calls it.
+    pub barriers: u32,
 }
 
 /// Where the current function may write memory.
@@ -75,6 +81,9 @@ pub(super) struct FnGen<'a, R: RngLike> {
     loops_in_section: usize,
     pub in_ordered: bool,
     pub is_kernel: bool,
+    /// Barriers may stand at this function's top level: the kernel's, or a
+    /// function with barriers (which has no `return` before its end).
+    top_barriers: bool,
     pub mem: MemCtx,
     /// The kernel's per-phase shared regions and barrier count.
     sreg_by_phase: Option<[ValueId; 2]>,
@@ -103,13 +112,19 @@ pub(super) fn gen_function<R: RngLike>(
 ) -> (Function, FuncInfo) {
     let features = env.cfg.features;
     let types = value_types(&env.cfg);
+    let with_barriers = features.barriers && rng.chance(30);
     let param_count = rng.below(3) as usize;
     let param_types: Vec<Type> = (0..param_count).map(|_| *pick(rng, &types)).collect();
     let result_count = rng.below(3) as usize;
     let results: Vec<Type> = (0..result_count).map(|_| *pick(rng, &types)).collect();
     let mut f = empty_function(format!("f{index}"), FuncKind::Function, results.clone());
     let mut ctx = Vec::new();
-    for name in ["slot", "wreg", "sreg"] {
+    let ctx_names: &[&str] = if with_barriers {
+        &["slot", "wreg", "sreg", "sother"]
+    } else {
+        &["slot", "wreg", "sreg"]
+    };
+    for name in ctx_names {
         let id = declare(&mut f, name.to_string(), Type::I32);
         f.params.push(id);
         ctx.push(Operand::Value(id));
@@ -126,6 +141,14 @@ pub(super) fn gen_function<R: RngLike>(
     };
     let budget = (env.cfg.max_stmts / 2).max(1);
     let mut g = FnGen::new(rng, env, f, mem, budget, false);
+    if with_barriers {
+        let region = |o: Operand| match o {
+            Operand::Value(v) => v,
+            _ => unreachable!("context parameters are values"),
+        };
+        g.sreg_by_phase = Some([region(ctx[2]), region(ctx[3])]);
+        g.top_barriers = true;
+    }
     let params: Vec<(ValueId, Type)> =
         g.f.params
             .iter()
@@ -134,6 +157,11 @@ pub(super) fn gen_function<R: RngLike>(
     g.scopes[0].extend(params);
     g.declare_vars_and_privates();
     g.top_level();
+    if with_barriers && g.phase == 0 {
+        g.barrier();
+        g.budget = 2;
+        g.block_body(2);
+    }
     if !results.is_empty() || (features.early_returns && g.rng.chance(30)) {
         let values = results.iter().map(|t| g.operand(*t)).collect();
         g.emit(Stmt::Return {
@@ -147,6 +175,7 @@ pub(super) fn gen_function<R: RngLike>(
         results,
         reaches_kill_or_ordered: g.reaches_kill_or_ordered,
         work: g.work,
+        barriers: g.phase,
     };
     (g.finish(), info)
 }
@@ -176,6 +205,7 @@ pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env) -> Function {
     };
     let budget = env.cfg.max_stmts.max(1);
     let mut g = FnGen::new(rng, env, f, placeholder, budget, true);
+    g.top_barriers = true;
     g.kernel_prologue();
     g.declare_vars_and_privates();
     g.top_level();
@@ -242,6 +272,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             loops_in_section: 0,
             in_ordered: false,
             is_kernel,
+            top_barriers: false,
             mem,
             sreg_by_phase: None,
             phase: 0,
@@ -647,7 +678,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         // A loop's exit test nests one level below its body.
         let max_depth = self.env.cfg.max_depth.min(crate::verify::MAX_NESTING - 3);
         let nest = self.depth < max_depth;
-        let top_of_kernel = self.is_kernel && self.depth == 0;
+        let top_of_kernel = self.top_barriers && self.depth == 0;
         let callable = self.callable();
         let weights = [
             50,                                                      // instruction
@@ -929,20 +960,40 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         });
     }
 
-    /// Kernel top level, or the top of a [`barrier_loop`](Self::barrier_loop)'s
-    /// body: every warp that has not finished gets here.
+    /// The top level of the kernel or of a function with barriers, or the
+    /// top of a [`barrier_loop`](Self::barrier_loop)'s body: every warp that
+    /// has not finished gets here.
     fn barrier(&mut self) {
         self.inst(Op::Barrier, vec![], vec![]);
+        self.passed_barriers(1);
+    }
+
+    /// Moves the shared phase on by `count` barriers. A function does not
+    /// know which of the kernel's phases it runs in, so only the kernel
+    /// reads the previous phase.
+    fn passed_barriers(&mut self, count: u32) {
+        if count == 0 {
+            return;
+        }
         if let Some(regions) = self.sreg_by_phase {
-            self.mem.prev_phase = Some(self.phase);
-            self.phase += 1;
+            if self.is_kernel {
+                self.mem.prev_phase = Some(self.phase + count - 1);
+            }
+            self.phase += count;
             self.mem.sreg = Operand::Value(regions[(self.phase % 2) as usize]);
         }
     }
 
+    /// `return` before the end: not in a function with barriers, where a
+    /// warp whose lanes all returned would pass fewer barriers than the
+    /// others.
+    fn may_return(&self) -> bool {
+        self.env.cfg.features.early_returns && !(self.top_barriers && !self.is_kernel)
+    }
+
     fn exits_available(&self) -> bool {
         let features = self.env.cfg.features;
-        self.loops_in_section > 0 || (!self.in_ordered && (features.early_returns || features.kill))
+        self.loops_in_section > 0 || (!self.in_ordered && (self.may_return() || features.kill))
     }
 
     /// An unconditional `break`, `continue`, `return` or `kill`, as allowed here.
@@ -951,10 +1002,10 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         let in_loop = self.loops_in_section > 0;
         let may_leave = !self.in_ordered;
         let weights = [
-            when(in_loop, 4),                             // break
-            when(in_loop, 3),                             // continue
-            when(may_leave && features.early_returns, 2), // return
-            when(may_leave && features.kill, 1),          // kill
+            when(in_loop, 4),                        // break
+            when(in_loop, 3),                        // continue
+            when(may_leave && self.may_return(), 2), // return
+            when(may_leave && features.kill, 1),     // kill
         ];
         if weights.iter().all(|w| *w == 0) {
             return;
@@ -983,16 +1034,19 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         self.multiplier.saturating_mul(trips) <= MAX_MULTIPLIER
     }
 
-    /// Functions callable here: within the work bound, and none reaching
-    /// `kill` or `ordered` inside an ordered section.
+    /// Functions callable here: within the work bound, none reaching
+    /// `kill` or `ordered` inside an ordered section, and those with
+    /// barriers only at the kernel's top level.
     fn callable(&self) -> Vec<FuncInfo> {
         if !self.env.cfg.features.calls {
             return Vec::new();
         }
+        let top_of_kernel = self.is_kernel && self.depth == 0;
         self.env
             .funcs
             .iter()
             .filter(|f| !(self.in_ordered && f.reaches_kill_or_ordered))
+            .filter(|f| f.barriers == 0 || top_of_kernel)
             .filter(|f| {
                 let total = self
                     .work
@@ -1006,6 +1060,12 @@ impl<'a, R: RngLike> FnGen<'a, R> {
     fn call(&mut self, callable: &[FuncInfo]) {
         let callee = pick(self.rng, callable).clone();
         let mut args = vec![self.mem.slot, self.mem.wreg, self.mem.sreg];
+        if callee.barriers > 0 {
+            let regions = self
+                .sreg_by_phase
+                .expect("the kernel, which alone calls functions with barriers, has both regions");
+            args.push(Operand::Value(regions[((self.phase + 1) % 2) as usize]));
+        }
         for t in &callee.params {
             args.push(self.operand(*t));
         }
@@ -1017,5 +1077,6 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             .work
             .saturating_add(self.multiplier.saturating_mul(callee.work));
         self.inst(Op::Call(callee.index), results, args);
+        self.passed_barriers(callee.barriers);
     }
 }

@@ -228,6 +228,46 @@ fn atomics_loops_and_calls_say_what_they_became() {
         .all(|(_, r)| r.kind != RemarkKind::Call));
 }
 
+const ONE_ADDRESS_ATOMICS: &str = "buffer @count[0]: u32
+shared @local[64]
+kernel @main workgroup(64) {
+  %l = local_index
+  %w = shr.u %l, 5
+  %at = shl %w, 2
+  %a = atom.add.u32 @local, %at, 1
+  %b = atom.max.u32 @count, 4, %a
+  %c = atom.exch.u32 @local, 0, %a
+  %d = atom.cswap.u32 @count, 0, 1, 2
+}
+";
+
+#[test]
+fn atomics_on_one_address_known_when_compiling_are_not_lane_by_lane() {
+    let all = remarks(ONE_ADDRESS_ATOMICS, &JitOptions::default());
+    let shared = at(&all, 7, RemarkKind::Atomic);
+    // `(local_index >> 5) << 2`, the warp's own word.
+    assert_eq!(
+        shared.message,
+        "@local: one address in every active lane: one update, a plain load and store, as \
+         only this workgroup's warps touch shared memory, with the lanes' values combined"
+    );
+    assert!(!shared.lane_by_lane);
+    let buffer = at(&all, 8, RemarkKind::Atomic);
+    assert!(
+        buffer
+            .message
+            .starts_with("@count: one address in every active lane: one update, an atomic"),
+        "{buffer:?}"
+    );
+    assert!(!buffer.lane_by_lane);
+    // The lanes' values do not combine: one update each, in lane order.
+    for line in [9, 10] {
+        let each = at(&all, line, RemarkKind::Atomic);
+        assert!(each.lane_by_lane, "{each:?}");
+        assert!(each.message.contains("other lanes one each"), "{each:?}");
+    }
+}
+
 #[test]
 fn a_compile_cache_hit_gives_the_same_remarks() {
     let opts = JitOptions::default();

@@ -53,19 +53,29 @@ struct Lanes<'ctx> {
     mask: V<'ctx>,
 }
 
+/// What an `atom` instruction is, beside its operands.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub mem: MemRef,
+    pub op: AtomOp,
+    pub elem: NumFormat,
+    /// The lane-shape analysis knows the address is the same in every
+    /// active lane. The code is the same either way (its run-time test
+    /// finds one address); the remark says what it will do.
+    pub one_address: bool,
+}
+
 /// `atom.OP.FMT @mem, addr, v` (`cswap`: `v` is the compared value, `v2`
 /// the new one); the result is each lane's old value.
-#[allow(clippy::too_many_arguments)]
 pub fn atomic<'ctx>(
     fl: &FnLowering<'ctx, '_>,
-    mem: MemRef,
-    op: AtomOp,
-    elem: NumFormat,
+    access_kind: Access,
     addr: V<'ctx>,
     addr_ty: Type,
     v: V<'ctx>,
     v2: Option<V<'ctx>>,
 ) -> Result<V<'ctx>, JitError> {
+    let Access { mem, op, elem, .. } = access_kind;
     let m = mask_without_helpers(fl)?;
     match mem {
         MemRef::Shared(_) => {
@@ -75,7 +85,7 @@ pub fn atomic<'ctx>(
             } else {
                 Via::Atomic
             };
-            remark(fl, mem, op, via);
+            remark(fl, access_kind, via);
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Buffer(buffer) => {
@@ -95,7 +105,7 @@ pub fn atomic<'ctx>(
             } else {
                 Via::Atomic
             };
-            remark(fl, mem, op, via);
+            remark(fl, access_kind, via);
             by_shape(fl, &lanes, op, elem, v, v2, via)
         }
         MemRef::Private(_) => Err(JitError::Internal(
@@ -105,17 +115,40 @@ pub fn atomic<'ctx>(
 }
 
 /// The remark of an atomic that [`by_shape`] lowers with `via`.
-fn remark(fl: &FnLowering<'_, '_>, mem: MemRef, op: AtomOp, via: Via) {
+fn remark(fl: &FnLowering<'_, '_>, access_kind: Access, via: Via) {
     if !fl.wants_remarks() {
         return;
     }
+    let Access {
+        mem,
+        op,
+        one_address: known_one,
+        ..
+    } = access_kind;
     let name = super::memory::memory_name(fl, mem);
-    let one_address = if super::posted::combinable(op) {
+    let combinable = super::posted::combinable(op);
+    let one_address = if combinable {
         "lanes on one address make one with their values combined, "
     } else {
         ""
     };
     let (message, lane_by_lane) = match via {
+        // by_shape's run-time test finds the one address and takes the
+        // combined update: the warp never goes lane by lane.
+        Via::Plain | Via::Atomic if known_one && combinable => {
+            let how = if via == Via::Plain {
+                "a plain load and store, as only this workgroup's warps touch shared memory"
+            } else {
+                "an atomic instruction"
+            };
+            (
+                format!(
+                    "{name}: one address in every active lane: one update, {how}, with the \
+                     lanes' values combined"
+                ),
+                false,
+            )
+        }
         Via::Posted(_) => (
             format!(
                 "{name}: results unused and nothing reads the buffer while the kernel runs: \

@@ -100,11 +100,18 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             } else {
                 None
             };
+            let one_address = fl
+                .shapes
+                .address(i)
+                .is_some_and(|a| a.lanes == super::shape::LaneShape::Uniform);
             let old = super::atomic::atomic(
                 fl,
-                *mem,
-                *op,
-                *format,
+                super::atomic::Access {
+                    mem: *mem,
+                    op: *op,
+                    elem: *format,
+                    one_address,
+                },
                 arg(0)?,
                 ty0.unwrap_or(Type::I32),
                 arg(1)?,

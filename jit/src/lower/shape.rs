@@ -98,7 +98,7 @@ pub struct OperandShape {
 pub struct FunctionShapes {
     values: Vec<LaneShape>,
     every_lane: Vec<bool>,
-    /// Address operand of each load and store, by instruction.
+    /// Address operand of each load, store and atomic, by instruction.
     addresses: HashMap<*const Inst, OperandShape>,
     /// Condition of each `if`, by statement.
     conditions: HashMap<*const Stmt, LaneShape>,
@@ -166,8 +166,9 @@ impl FunctionShapes {
         self.every_lane.get(v.0 as usize).copied().unwrap_or(false)
     }
 
-    /// The shape of the address of `inst`, a load or store of the analysed
-    /// function (`None` for other instructions and other functions).
+    /// The shape of the address of `inst`, a load, store or atomic of the
+    /// analysed function (`None` for other instructions and other
+    /// functions).
     pub fn address(&self, inst: &Inst) -> Option<OperandShape> {
         self.addresses.get(&std::ptr::from_ref(inst)).copied()
     }
@@ -439,7 +440,7 @@ impl Analysis<'_> {
 
     fn inst(&mut self, i: &Inst, vars: &mut Vars) {
         let args: Vec<LaneShape> = i.args.iter().map(|a| self.operand(a, vars)).collect();
-        if matches!(i.op, Op::Load { .. } | Op::Store { .. }) {
+        if matches!(i.op, Op::Load { .. } | Op::Store { .. } | Op::Atom { .. }) {
             if let (Some(lanes), Some(a)) = (args.first(), i.args.first()) {
                 let shape = OperandShape {
                     lanes: *lanes,

@@ -221,24 +221,70 @@ fn bound_at_most(f: &Function, bound: &Operand, max: u32) -> bool {
     }
 }
 
+/// The `i32` constant `o`, if it is one.
+fn const_i32(o: &Operand) -> Option<i64> {
+    match o {
+        Operand::Const(c) if c.ty == Type::I32 => Some(i64::from(c.bits as u32 as i32)),
+        _ => None,
+    }
+}
+
+/// `v` is `mul b, k` of a bound `b` at most `max` and the constant `k`.
+fn scaled_bound_at_most(f: &Function, v: &Operand, max: u32, k: i64) -> bool {
+    let Operand::Value(v) = v else { return false };
+    let mut ok = false;
+    walk_block(&f.body, &mut |s| {
+        if let Stmt::Inst(i) = s {
+            if i.results.first() == Some(&Place::Value(*v)) {
+                ok = i.op == Op::Binary(BinaryOp::Mul)
+                    && const_i32(&i.args[1]) == Some(k)
+                    && bound_at_most(f, &i.args[0], max);
+            }
+        }
+    });
+    ok
+}
+
+/// The `continue`s of `block` that restart the loop whose body it is.
+fn own_continues(block: &Block) -> usize {
+    block
+        .stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Continue { .. } => 1,
+            Stmt::If {
+                then_body,
+                else_body,
+                ..
+            } => own_continues(then_body) + own_continues(else_body),
+            Stmt::Ordered { body, .. } => own_continues(body),
+            _ => 0,
+        })
+        .sum()
+}
+
 #[test]
 fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
-    // Termination by construction: every loop starts by incrementing a
-    // variable that nothing else in the function assigns, and then leaves
-    // when it passes a bound; calls go only to lower-numbered functions.
+    // Termination by construction: every loop starts by stepping a
+    // variable that nothing else in the function assigns, and leaves when
+    // it passes a bound, tested before any `continue` can restart the loop;
+    // calls go only to lower-numbered functions.
     let cfg = GenConfig {
         max_stmts: 200,
         ..GenConfig::default()
     };
+    let max = cfg.max_loop_trips;
+    let mut forms = [0usize; 3];
+    let mut tests_later = 0;
     for seed in 0..100 {
         let m = generate(&mut SplitMix64::new(seed), &cfg);
         for (fi, f) in m.functions.iter().enumerate() {
-            let mut assigned: Vec<u32> = vec![0; f.vars.len()];
+            let mut assigned: Vec<Vec<&Inst>> = vec![Vec::new(); f.vars.len()];
             walk_block(&f.body, &mut |s| {
                 if let Stmt::Inst(i) = s {
                     for r in &i.results {
                         if let Place::Var(v) = r {
-                            assigned[v.0 as usize] += 1;
+                            assigned[v.0 as usize].push(i);
                         }
                     }
                     if let Op::Call(callee) = i.op {
@@ -252,44 +298,94 @@ fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
             });
             walk_block(&f.body, &mut |s| {
                 let Stmt::Loop { body, .. } = s else { return };
-                let [Stmt::Inst(inc), Stmt::Inst(set), Stmt::Inst(test), Stmt::If {
-                    cond,
+                let [Stmt::Inst(step), Stmt::Inst(set), rest @ ..] = body.stmts.as_slice() else {
+                    panic!("seed {seed}: loop without the counting prologue");
+                };
+                let Operand::Var(counter) = step.args[0] else {
+                    panic!("counter is a variable")
+                };
+                assert_eq!(set.results, vec![Place::Var(counter)]);
+                let Some(Place::Value(next)) = step.results.first().copied() else {
+                    panic!("seed {seed}: the step is a value");
+                };
+                assert_eq!(set.args, vec![Operand::Value(next)]);
+                // Reset before the loop and stepped in it: nothing else.
+                let writes = &assigned[counter.0 as usize];
+                assert_eq!(writes.len(), 2, "seed {seed}");
+                let reset = writes
+                    .iter()
+                    .find(|i| !std::ptr::eq(**i, set))
+                    .expect("a reset");
+                assert_eq!(reset.op, Op::Mov);
+                // The exit test: the first `if` on a compare of the step.
+                let at = rest
+                    .iter()
+                    .position(|s| {
+                        matches!(s, Stmt::If { cond: Operand::Value(c), .. }
+                        if rest.iter().any(|t| matches!(t, Stmt::Inst(i)
+                            if i.results.first() == Some(&Place::Value(*c))
+                                && i.args.first() == Some(&Operand::Value(next)))))
+                    })
+                    .unwrap_or_else(|| panic!("seed {seed}: no exit test"));
+                let Stmt::If {
+                    cond: Operand::Value(c),
                     then_body,
                     else_body,
                     ..
-                }, ..] = body.stmts.as_slice()
+                } = &rest[at]
                 else {
-                    panic!("seed {seed}: loop without the counting prologue");
+                    unreachable!()
                 };
-                let Operand::Var(counter) = inc.args[0] else {
-                    panic!("counter is a variable")
-                };
-                assert_eq!(inc.op, Op::Binary(BinaryOp::Add));
-                assert_eq!(inc.args[1], Operand::Const(Const::i32(1)));
-                assert_eq!(set.results, vec![Place::Var(counter)]);
-                assert!(matches!(test.op, Op::Cmp(CmpOp::GtU) | Op::Cmp(CmpOp::LeU)));
-                assert!(
-                    bound_at_most(f, &test.args[1], cfg.max_loop_trips),
-                    "seed {seed}: unbounded loop"
-                );
-                assert_eq!(
-                    *cond,
-                    Operand::Value(match test.results[0] {
-                        Place::Value(v) => v,
-                        Place::Var(_) => panic!("test result is a value"),
+                let test = rest
+                    .iter()
+                    .find_map(|t| match t {
+                        Stmt::Inst(i) if i.results.first() == Some(&Place::Value(*c)) => Some(i),
+                        _ => None,
                     })
+                    .expect("found above");
+                let before = Block {
+                    stmts: rest[..at].to_vec(),
+                };
+                assert_eq!(
+                    own_continues(&before),
+                    0,
+                    "seed {seed}: a continue before the exit test"
                 );
-                let exit = if test.op == Op::Cmp(CmpOp::GtU) {
+                tests_later += usize::from(at > 1);
+                let k = const_i32(&step.args[1]).expect("a constant step");
+                let (exits_when_true, bounded) = match (&step.op, &test.op) {
+                    (Op::Binary(BinaryOp::Add), Op::Cmp(cmp @ (CmpOp::GtU | CmpOp::LeU))) => {
+                        assert_eq!(const_i32(&reset.args[0]), Some(0), "seed {seed}");
+                        forms[usize::from(k > 1)] += 1;
+                        let bounded = if k == 1 {
+                            bound_at_most(f, &test.args[1], max)
+                        } else {
+                            scaled_bound_at_most(f, &test.args[1], max, k)
+                        };
+                        (*cmp == CmpOp::GtU, bounded)
+                    }
+                    (Op::Binary(BinaryOp::Sub), Op::Cmp(cmp @ (CmpOp::LtS | CmpOp::GeS))) => {
+                        assert_eq!(k, 1);
+                        assert_eq!(const_i32(&test.args[1]), Some(0), "seed {seed}");
+                        forms[2] += 1;
+                        (*cmp == CmpOp::LtS, bound_at_most(f, &reset.args[0], max))
+                    }
+                    other => panic!("seed {seed}: a loop counting by {other:?}"),
+                };
+                assert!(bounded, "seed {seed}: unbounded loop");
+                let exit = if exits_when_true {
                     then_body
                 } else {
                     else_body
                 };
                 assert!(matches!(exit.stmts.as_slice(), [Stmt::Break { .. }]));
-                // Reset before the loop and incremented in it: nothing else.
-                assert_eq!(assigned[counter.0 as usize], 2, "seed {seed}");
             });
         }
     }
+    assert!(
+        forms.iter().all(|n| *n > 10) && tests_later > 10,
+        "loops up by 1, by more, down: {forms:?}; tests after statements: {tests_later}"
+    );
 }
 
 #[test]
@@ -351,6 +447,72 @@ fn barriers_stand_at_the_kernels_top_level_or_in_loops_and_ifs_there() {
     }
     assert!(in_loops > 10, "kernels with barriers in loops: {in_loops}");
     assert!(in_ifs > 10, "barriers in ifs: {in_ifs}");
+}
+
+#[test]
+fn functions_with_barriers_are_called_only_from_the_kernels_top_level() {
+    // Every warp that has not finished calls them, and passes all their
+    // barriers: no `return` before the end.
+    let cfg = GenConfig::default();
+    let mut called = 0;
+    for seed in 0..400 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        let has_barrier: Vec<bool> = m
+            .functions
+            .iter()
+            .map(|f| {
+                let mut found = false;
+                walk_block(&f.body, &mut |s| {
+                    found |= matches!(s, Stmt::Inst(i) if i.op == Op::Barrier);
+                });
+                found
+            })
+            .collect();
+        for (fi, f) in m.functions.iter().enumerate() {
+            let is_kernel = matches!(f.kind, FuncKind::Kernel { .. });
+            if has_barrier[fi] && !is_kernel {
+                let returns = |b: &Block| {
+                    let mut n = 0;
+                    walk_block(b, &mut |s| {
+                        n += usize::from(matches!(s, Stmt::Return { .. }))
+                    });
+                    n
+                };
+                let last_returns = matches!(f.body.stmts.last(), Some(Stmt::Return { .. }));
+                assert_eq!(
+                    returns(&f.body),
+                    usize::from(last_returns),
+                    "seed {seed}: @{} returns before its end",
+                    f.name
+                );
+            }
+            let calls_here = |b: &Block| {
+                let mut n = 0;
+                walk_block(b, &mut |s| {
+                    n += usize::from(matches!(s, Stmt::Inst(Inst { op: Op::Call(c), .. })
+                        if has_barrier[*c as usize]));
+                });
+                n
+            };
+            let at_top = f
+                .body
+                .stmts
+                .iter()
+                .filter(|s| {
+                    matches!(s, Stmt::Inst(Inst { op: Op::Call(c), .. })
+                    if has_barrier[*c as usize])
+                })
+                .count();
+            let all = calls_here(&f.body);
+            if is_kernel {
+                assert_eq!(all, at_top, "seed {seed}: a call with barriers deeper down");
+                called += all;
+            } else {
+                assert_eq!(all, 0, "seed {seed}: @{} calls barriers", f.name);
+            }
+        }
+    }
+    assert!(called > 30, "calls of functions with barriers: {called}");
 }
 
 /// The `break`s and `continue`s of `block` that leave or restart the loop

@@ -79,6 +79,9 @@ pub(super) struct FnGen<'a, R: RngLike> {
     /// Loops around the current point inside the current ordered section
     /// (or the function if there is none): what `break` may leave.
     loops_in_section: usize,
+    /// `continue` may go to the innermost loop: not between its counter's
+    /// step and its exit test, where it would skip the test.
+    may_continue: bool,
     pub in_ordered: bool,
     pub is_kernel: bool,
     /// Barriers may stand at this function's top level: the kernel's, or a
@@ -270,6 +273,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             budget,
             depth: 0,
             loops_in_section: 0,
+            may_continue: true,
             in_ordered: false,
             is_kernel,
             top_barriers: false,
@@ -771,32 +775,75 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         self.emit_if(cond, then_body, else_body);
     }
 
+    /// A loop whose reserved counter `$n` leaves it after at most `%bound`
+    /// body runs, `%bound` in `0..=max_loop_trips` and usually different
+    /// between lanes. The counter moves first in each iteration, so a
+    /// `continue` anywhere after it cannot skip it; the exit test follows,
+    /// sometimes after a few statements of the body (which may `break`, but
+    /// not `continue`, which would skip the test):
+    ///
     /// ```text
-    /// $n = mov 0
-    /// %bound = <lane-dependent, 0..=max_loop_trips>
+    /// $n = mov 0                      // counting up by 1
     /// loop {
     ///   %next = add $n, 1
     ///   $n = mov %next
-    ///   %done = cmp.gt.u %next, %bound     // or cmp.le.u with break in else
+    ///   <statements>                  // sometimes
+    ///   %done = cmp.gt.u %next, %bound  // or cmp.le.u with break in else
     ///   if %done { break }
     ///   <body>
     /// }
     /// ```
+    ///
+    /// or counting up by 2 or 3 to `%bound` times the step, or down from
+    /// `%bound` until the counter drops below zero (`cmp.lt.s`).
     fn counted_loop(&mut self) {
         let counter = self.declare_var(Type::I32);
-        let zero = Operand::Const(Const::i32(0));
-        self.inst(Op::Mov, vec![Place::Var(counter)], vec![zero]);
         let bound = self.trip_bound();
+        let c = |x: i32| Operand::Const(Const::i32(x));
+        // 0: up by 1, 1: up by a larger step, 2: down.
+        let form = self.rng.weighted(&[6, 2, 2]);
+        let (start, step, limit) = match form {
+            0 => (c(0), 1, bound),
+            1 => {
+                let step = self.rng.between(2, 3) as i32;
+                let limit = self.binary(BinaryOp::Mul, Type::I32, bound, c(step));
+                (c(0), step, limit)
+            }
+            _ => (bound, -1, c(0)),
+        };
+        self.inst(Op::Mov, vec![Place::Var(counter)], vec![start]);
         self.open();
         self.loops_in_section += 1;
         let outer_multiplier = self.multiplier;
         self.multiplier = self
             .multiplier
             .saturating_mul(u64::from(self.env.cfg.max_loop_trips) + 1);
-        let next = self.count_up(counter);
+        let next = if step == 1 {
+            self.count_up(counter)
+        } else {
+            let op = if step > 0 {
+                BinaryOp::Add
+            } else {
+                BinaryOp::Sub
+            };
+            let next = self.binary(op, Type::I32, Operand::Var(counter), c(step.abs()));
+            self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
+            next
+        };
+        let outer_may_continue = self.may_continue;
+        if self.rng.chance(25) {
+            self.may_continue = false;
+            self.block_body(2);
+        }
+        self.may_continue = true;
         let exit_in_then = self.rng.chance(70);
-        let cmp = if exit_in_then { CmpOp::GtU } else { CmpOp::LeU };
-        let test = self.value(Op::Cmp(cmp), Type::Bool, vec![next, bound]);
+        let cmp = match (step > 0, exit_in_then) {
+            (true, true) => CmpOp::GtU,
+            (true, false) => CmpOp::LeU,
+            (false, true) => CmpOp::LtS,
+            (false, false) => CmpOp::GeS,
+        };
+        let test = self.value(Op::Cmp(cmp), Type::Bool, vec![next, limit]);
         self.open();
         if exit_in_then {
             self.emit(Stmt::Break { span: Span::NONE });
@@ -809,6 +856,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         let else_body = self.close();
         self.emit_if(Operand::Value(test), then_body, else_body);
         self.block_body(5);
+        self.may_continue = outer_may_continue;
         self.multiplier = outer_multiplier;
         self.loops_in_section -= 1;
         let body = self.close();
@@ -1003,7 +1051,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         let may_leave = !self.in_ordered;
         let weights = [
             when(in_loop, 4),                        // break
-            when(in_loop, 3),                        // continue
+            when(in_loop && self.may_continue, 3),   // continue
             when(may_leave && self.may_return(), 2), // return
             when(may_leave && features.kill, 1),     // kill
         ];

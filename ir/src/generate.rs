@@ -33,6 +33,11 @@
 //!   barriers a warp writes only its own region of the current phase; it
 //!   reads that region, or any region of the previous phase, which nobody
 //!   writes until the next barrier;
+//! - `@scratch` (in half the programs with shared memory, declared after
+//!   `@shared`, so it does not start at the arena's first byte): each warp
+//!   owns [`SCRATCH_WARP_BYTES`] bytes at `(local_index >> 5) *`
+//!   [`SCRATCH_WARP_BYTES`], in every function, for loads, stores and
+//!   atomics; other accesses go past the end;
 //! - private arrays: any address, in bounds or not.
 //!
 //! The machine built-ins `sm_id`, `warps_per_sm` and `sm_count` (behind
@@ -59,6 +64,8 @@ pub const OUT_SLOT_BYTES: u32 = 256;
 pub const ATOM_REGION_BYTES: u32 = 256;
 /// Bytes of `@shared` each warp owns in one phase (32 bytes per lane).
 pub const SHARED_WARP_BYTES: u32 = 1024;
+/// Bytes of `@scratch` each warp owns.
+pub const SCRATCH_WARP_BYTES: u32 = 64;
 /// Binding of the output buffer `@out`.
 pub const OUT_BINDING: u32 = 0;
 /// Binding of the read-only input buffer `@in`.
@@ -356,12 +363,17 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
     } else {
         None
     };
+    let scratch = features.shared
+        && 2 * layout.shared_phase_bytes + layout.warps_per_wg * SCRATCH_WARP_BYTES
+            <= crate::verify::MAX_SHARED_BYTES
+        && rng.chance(50);
     let mut env = Env {
         cfg: cfg.clone(),
         layout: layout.clone(),
         params: params.iter().map(|p| p.ty).collect(),
         funcs: Vec::new(),
         posted,
+        scratch,
     };
     let function_count = if features.calls {
         rng.below(cfg.max_functions as u64 + 1) as usize
@@ -381,15 +393,21 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
         buffer("in", IN_BINDING, NumFormat::F32),
         buffer("atom", ATOM_BINDING, NumFormat::U32),
     ];
-    let shared = if features.shared {
-        vec![SharedDecl {
+    let mut shared = Vec::new();
+    if features.shared {
+        shared.push(SharedDecl {
             name: "shared".into(),
             size: 2 * layout.shared_phase_bytes,
             span: Span::NONE,
-        }]
-    } else {
-        Vec::new()
-    };
+        });
+    }
+    if scratch {
+        shared.push(SharedDecl {
+            name: "scratch".into(),
+            size: layout.warps_per_wg * SCRATCH_WARP_BYTES,
+            span: Span::NONE,
+        });
+    }
     let module = Module {
         params,
         buffers,

@@ -71,6 +71,11 @@ fn inst_keys(m: &Module, f: &Function, i: &Inst, keys: &mut BTreeSet<String>) {
         _ => i.op.mnemonic(),
     };
     keys.insert(key);
+    if let Op::Load { mem, .. } | Op::Store { mem, .. } | Op::Atom { mem, .. } = &i.op {
+        if *mem == MemRef::Shared(1) {
+            keys.insert(format!("{} second shared array", i.op.mnemonic()));
+        }
+    }
     if i.args.iter().any(|a| matches!(a, Operand::Param(_))) {
         keys.insert("module parameter operand".into());
     }
@@ -248,6 +253,9 @@ fn expected_keys() -> BTreeSet<String> {
         "variable result",
         "barrier in a function",
         "call of a function with barriers",
+        "load.u32 second shared array",
+        "store.u32 second shared array",
+        "atom.add.u32 second shared array",
     ] {
         keys.insert(k.into());
     }

@@ -317,32 +317,40 @@ fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
                     .find(|i| !std::ptr::eq(**i, set))
                     .expect("a reset");
                 assert_eq!(reset.op, Op::Mov);
-                // The exit test: the first `if` on a compare of the step.
+                // The exit test: a compare of the step and right after it an
+                // `if` on it, one side only a `break`, the other empty.
+                let is_exit_test = |pair: &[Stmt]| match pair {
+                    [Stmt::Inst(test), Stmt::If {
+                        cond: Operand::Value(c),
+                        then_body,
+                        else_body,
+                        ..
+                    }] => {
+                        let only_break =
+                            |b: &Block| matches!(b.stmts.as_slice(), [Stmt::Break { .. }]);
+                        test.results.first() == Some(&Place::Value(*c))
+                            && test.args.first() == Some(&Operand::Value(next))
+                            && matches!(test.op, Op::Cmp(_))
+                            && ((only_break(then_body) && else_body.stmts.is_empty())
+                                || (only_break(else_body) && then_body.stmts.is_empty()))
+                    }
+                    _ => false,
+                };
                 let at = rest
-                    .iter()
-                    .position(|s| {
-                        matches!(s, Stmt::If { cond: Operand::Value(c), .. }
-                        if rest.iter().any(|t| matches!(t, Stmt::Inst(i)
-                            if i.results.first() == Some(&Place::Value(*c))
-                                && i.args.first() == Some(&Operand::Value(next)))))
-                    })
+                    .windows(2)
+                    .position(is_exit_test)
                     .unwrap_or_else(|| panic!("seed {seed}: no exit test"));
-                let Stmt::If {
-                    cond: Operand::Value(c),
-                    then_body,
-                    else_body,
-                    ..
-                } = &rest[at]
+                let (
+                    Stmt::Inst(test),
+                    Stmt::If {
+                        then_body,
+                        else_body,
+                        ..
+                    },
+                ) = (&rest[at], &rest[at + 1])
                 else {
                     unreachable!()
                 };
-                let test = rest
-                    .iter()
-                    .find_map(|t| match t {
-                        Stmt::Inst(i) if i.results.first() == Some(&Place::Value(*c)) => Some(i),
-                        _ => None,
-                    })
-                    .expect("found above");
                 let before = Block {
                     stmts: rest[..at].to_vec(),
                 };
@@ -351,7 +359,7 @@ fn loops_count_a_reserved_variable_and_functions_call_only_earlier_ones() {
                     0,
                     "seed {seed}: a continue before the exit test"
                 );
-                tests_later += usize::from(at > 1);
+                tests_later += usize::from(at > 0);
                 let k = const_i32(&step.args[1]).expect("a constant step");
                 let (exits_when_true, bounded) = match (&step.op, &test.op) {
                     (Op::Binary(BinaryOp::Add), Op::Cmp(cmp @ (CmpOp::GtU | CmpOp::LeU))) => {

@@ -25,6 +25,8 @@ pub(super) struct Env {
     /// nothing reads, and no function has `membar`: the JIT's posted
     /// atomics.
     pub posted: Option<(crate::ops::AtomOp, crate::ops::NumFormat)>,
+    /// The module declares `@scratch` (shared memory index 1).
+    pub scratch: bool,
 }
 
 /// A generated function as callers see it.

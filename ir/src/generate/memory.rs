@@ -4,7 +4,9 @@
 
 use super::func::FnGen;
 use super::rng::{pick, when, RngLike};
-use super::{ATOM_BINDING, IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES, SHARED_WARP_BYTES};
+use super::{
+    ATOM_BINDING, IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES, SCRATCH_WARP_BYTES, SHARED_WARP_BYTES,
+};
 use crate::module::{Block, Inst, Operand, Place, Stmt};
 use crate::ops::{AtomOp, BinaryOp, Builtin, MemFormat, MemRef, NumFormat, Op, Round, UnaryOp};
 use crate::span::Span;
@@ -83,6 +85,7 @@ impl<R: RngLike> FnGen<'_, R> {
             when(features.shared, 5),                      // @shared
             when(has_private, 4),                          // private
             when(self.env.posted.is_none(), 1),            // membar
+            when(self.env.scratch, 3),                     // @scratch
         ];
         match self.rng.weighted(&weights) {
             0 => self.out_slot_access(),
@@ -95,7 +98,8 @@ impl<R: RngLike> FnGen<'_, R> {
             2 => self.atom_region_access(),
             3 => self.shared_access(),
             4 => self.private_access(),
-            _ => self.inst(Op::MemBar, vec![], vec![]),
+            5 => self.inst(Op::MemBar, vec![], vec![]),
+            _ => self.scratch_access(),
         }
     }
 
@@ -522,6 +526,40 @@ impl<R: RngLike> FnGen<'_, R> {
                 let addr = self.maybe_wide(addr);
                 self.load(mem, format, addr);
             }
+        }
+    }
+
+    /// `@scratch`: this warp's bytes, found from `local_index` in any
+    /// function, or past the end.
+    fn scratch_access(&mut self) {
+        let mem = MemRef::Shared(1);
+        let size = self.env.layout.warps_per_wg * SCRATCH_WARP_BYTES;
+        let local = Operand::Value(self.value(Op::Builtin(Builtin::LocalIndex), Type::I32, vec![]));
+        let warp = self.binary(BinaryOp::ShrU, Type::I32, local, c32(5));
+        let base = self.binary(BinaryOp::Mul, Type::I32, warp, c32(SCRATCH_WARP_BYTES));
+        let oob = self.env.cfg.features.out_of_bounds && self.rng.chance(10);
+        let weights = [
+            3,                                      // a store at one or varying addresses
+            2,                                      // a store of a known shape
+            3,                                      // a load
+            when(self.env.cfg.features.atomics, 2), // an atomic
+        ];
+        let kind = self.rng.weighted(&weights);
+        if kind == 1 && !oob {
+            return self.shaped_store(mem, base, SCRATCH_WARP_BYTES);
+        }
+        let format = self.mem_format();
+        let addr = if oob {
+            self.past_end(size)
+        } else if self.rng.chance(30) {
+            self.inside(base, SCRATCH_WARP_BYTES, format)
+        } else {
+            self.inside_varying(base, SCRATCH_WARP_BYTES - 1)
+        };
+        match kind {
+            0 | 1 => self.store(mem, format, addr),
+            2 => self.load(mem, format, addr),
+            _ => self.atomic(mem, addr),
         }
     }
 

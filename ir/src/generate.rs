@@ -335,6 +335,14 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
             types.push(Type::F64);
         }
     }
+    // Narrow parameters reach the operations that take narrow operands
+    // (`cvt`, `bitcast`, narrow stores, `mov`, `select`, compares).
+    if features.narrow {
+        types.extend([Type::I8, Type::I16]);
+        if features.floats {
+            types.push(Type::F16);
+        }
+    }
     let param_count = rng.below(cfg.max_params as u64 + 1) as usize;
     let mut params = Vec::new();
     let mut param_bits = Vec::new();

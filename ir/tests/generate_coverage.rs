@@ -159,6 +159,9 @@ fn expected_keys() -> BTreeSet<String> {
             }
         }
     }
+    for t in Type::ALL {
+        keys.insert(format!("param {t}"));
+    }
     for b in Builtin::all() {
         keys.insert(b.name());
     }
@@ -269,6 +272,9 @@ fn every_op_variant_appears_across_the_seed_range() {
     let mut seen = BTreeSet::new();
     for seed in 0..SEEDS {
         let m = generate(&mut SplitMix64::new(seed), &cfg);
+        for p in &m.params {
+            seen.insert(format!("param {}", p.ty));
+        }
         for f in &m.functions {
             walk_block(&f.body, &mut |s| {
                 if let Stmt::Inst(i) = s {

@@ -3,8 +3,10 @@
 //! interpreter.
 //!
 //! Every generated module verifies and every launch of its kernel
-//! terminates: loops count a reserved variable up to a bound of at most
-//! [`GenConfig::max_loop_trips`] (lane-dependent) and leave with `break`; a
+//! terminates: each loop steps a reserved variable (up by 1, 2 or 3, or
+//! down) and leaves with `break` once it passes a bound that allows at most
+//! [`GenConfig::max_loop_trips`] runs of the body (lane-dependent), testing
+//! it before any `continue` can restart the loop; a
 //! function calls only functions generated before it, so there is no
 //! recursion. The kernel, `@main`, writes the values it computes to the
 //! output buffer, so a difference between two backends becomes a

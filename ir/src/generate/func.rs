@@ -33,7 +33,8 @@ pub(super) struct Env {
 #[derive(Clone, Debug)]
 pub(super) struct FuncInfo {
     pub index: u32,
-    /// Parameter types after the three context parameters.
+    /// Parameter types after the context parameters (three, or four for a
+    /// function with barriers).
     pub params: Vec<Type>,
     pub results: Vec<Type>,
     /// Contains `kill` or `ordered`, itself or through a call: may not be
@@ -90,7 +91,9 @@ pub(super) struct FnGen<'a, R: RngLike> {
     /// function with barriers (which has no `return` before its end).
     top_barriers: bool,
     pub mem: MemCtx,
-    /// The kernel's per-phase shared regions and barrier count.
+    /// The warp's shared regions of the two phases (the kernel's, or a
+    /// function with barriers' `sreg` and `sother`), and the barriers
+    /// passed so far.
     sreg_by_phase: Option<[ValueId; 2]>,
     phase: u32,
     /// `lane_id`, if computed at the top level.
@@ -117,7 +120,9 @@ pub(super) fn gen_function<R: RngLike>(
 ) -> (Function, FuncInfo) {
     let features = env.cfg.features;
     let types = value_types(&env.cfg);
-    let with_barriers = features.barriers && rng.chance(30);
+    let budget = (env.cfg.max_stmts / 2).max(1);
+    // A function with barriers may need one added: room for it in the budget.
+    let with_barriers = features.barriers && budget >= 2 && rng.chance(30);
     let param_count = rng.below(3) as usize;
     let param_types: Vec<Type> = (0..param_count).map(|_| *pick(rng, &types)).collect();
     let result_count = rng.below(3) as usize;
@@ -144,7 +149,7 @@ pub(super) fn gen_function<R: RngLike>(
         sreg: ctx[2],
         prev_phase: None,
     };
-    let budget = (env.cfg.max_stmts / 2).max(1);
+    let budget = if with_barriers { budget - 1 } else { budget };
     let mut g = FnGen::new(rng, env, f, mem, budget, false);
     if with_barriers {
         let region = |o: Operand| match o {
@@ -164,8 +169,6 @@ pub(super) fn gen_function<R: RngLike>(
     g.top_level();
     if with_barriers && g.phase == 0 {
         g.barrier();
-        g.budget = 2;
-        g.block_body(2);
     }
     if !results.is_empty() || (features.early_returns && g.rng.chance(30)) {
         let values = results.iter().map(|t| g.operand(*t)).collect();
@@ -684,7 +687,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         // A loop's exit test nests one level below its body.
         let max_depth = self.env.cfg.max_depth.min(crate::verify::MAX_NESTING - 3);
         let nest = self.depth < max_depth;
-        let top_of_kernel = self.top_barriers && self.depth == 0;
+        let barrier_here = self.top_barriers && self.depth == 0;
         let callable = self.callable();
         let weights = [
             50,                                                      // instruction
@@ -693,16 +696,16 @@ impl<'a, R: RngLike> FnGen<'a, R> {
             when(features.ifs && nest, 10),                          // if
             when(features.loops && nest && self.loop_fits(), 5),     // loop
             when(features.ordered && nest && !self.in_ordered, 2),   // ordered
-            when(features.barriers && top_of_kernel, 2),             // barrier
+            when(features.barriers && barrier_here, 2),              // barrier
             when(!callable.is_empty(), 5),                           // call
             when(features.ifs && nest && self.exits_available(), 4), // exit
             when(features.demote, 1),                                // demote
             5,                                                       // assign a variable
             when(
-                features.barriers && features.loops && top_of_kernel && self.loop_fits(),
+                features.barriers && features.loops && barrier_here && self.loop_fits(),
                 1,
             ), // a loop with barriers
-            when(features.barriers && features.ifs && top_of_kernel, 1), // an if with barriers
+            when(features.barriers && features.ifs && barrier_here, 1), // an if with barriers
         ];
         match self.rng.weighted(&weights) {
             0 => self.instruction(),
@@ -868,7 +871,8 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         });
     }
 
-    /// Kernel top level only: `if c { ..; barrier; .. } else { ..; barrier;
+    /// The top level of the kernel or of a function with barriers only:
+    /// `if c { ..; barrier; .. } else { ..; barrier;
     /// .. }` on a condition the same in every invocation of the launch (a
     /// parameter's, or the workgroup's size), so all warps take one side
     /// and meet at its barrier (inside an `if`, which the JIT runs on
@@ -911,7 +915,8 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         next
     }
 
-    /// Kernel top level only: a loop that every warp runs the same 1 to 3
+    /// The top level of the kernel or of a function with barriers only: a
+    /// loop that every warp runs the same 1 to 3
     /// times (its bound is a constant, and nothing but its test leaves it),
     /// with two barriers in each iteration, so the warps meet inside a
     /// loop (the JIT runs such a kernel's warps as coroutines). Two

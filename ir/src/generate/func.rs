@@ -1043,7 +1043,8 @@ impl<'a, R: RngLike> FnGen<'a, R> {
     /// warp whose lanes all returned would pass fewer barriers than the
     /// others.
     fn may_return(&self) -> bool {
-        self.env.cfg.features.early_returns && !(self.top_barriers && !self.is_kernel)
+        let function_with_barriers = self.top_barriers && !self.is_kernel;
+        self.env.cfg.features.early_returns && !function_with_barriers
     }
 
     fn exits_available(&self) -> bool {

@@ -498,7 +498,10 @@ impl<'a, R: RngLike> FnGen<'a, R> {
 
     fn fresh_condition(&mut self) -> Operand {
         let features = self.env.cfg.features;
-        let uniform_params = self.params_of(Type::I32);
+        let uniform_params: Vec<ParamId> = [Type::I32, Type::I16, Type::I8]
+            .into_iter()
+            .flat_map(|t| self.params_of(t))
+            .collect();
         let weights = [
             8,                                   // an integer compare of a varying value
             when(features.floats, 2),            // a float compare (NaN included)
@@ -520,9 +523,17 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 return Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![a, b]));
             }
             2 => {
-                let p = Operand::Param(*pick(self.rng, &uniform_params));
-                let k = Operand::Const(interesting(self.rng, Type::I32));
-                let op = *pick(self.rng, &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne]);
+                let p = *pick(self.rng, &uniform_params);
+                let ty = self.env.params[p.0 as usize];
+                let k = Operand::Const(interesting(self.rng, ty));
+                // Narrow types compare only for equality.
+                let ops: &[CmpOp] = if ty == Type::I32 {
+                    &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne]
+                } else {
+                    &[CmpOp::Eq, CmpOp::Ne]
+                };
+                let op = *pick(self.rng, ops);
+                let p = Operand::Param(p);
                 return Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![p, k]));
             }
             _ => {}

@@ -117,6 +117,19 @@ impl Default for GenConfig {
 }
 
 impl GenConfig {
+    /// Long programs with deep nests: 160 statements a kernel, blocks nested
+    /// 7 deep, up to 4 functions and loops of up to 6 trips (the default
+    /// work bound still holds). Otherwise the defaults.
+    pub fn deep() -> GenConfig {
+        GenConfig {
+            max_stmts: 160,
+            max_depth: 7,
+            max_functions: 4,
+            max_loop_trips: 6,
+            ..GenConfig::default()
+        }
+    }
+
     /// Short kernels (at most three statements, no function) with nothing
     /// between workgroups but a new id and zeroed shared memory (no loop,
     /// `kill` or `demote`), on grids of up to 32 workgroups: the shape of

@@ -51,19 +51,22 @@ fn generated_kernels_finish_within_fuel() {
 
 #[test]
 fn large_and_deep_kernels_finish_within_fuel() {
-    let cfg = GenConfig {
+    let larger = GenConfig {
         max_stmts: 400,
         max_depth: 8,
         max_functions: 6,
         max_loop_trips: 6,
         ..GenConfig::default()
     };
-    for seed in 0..30 {
-        let (case, vm, kernel) = prepare(seed, &cfg);
-        let mut memory = case.buffer_data.clone();
-        let launch_cfg = launch_config(&case, &cfg);
-        if let Err(e) = launch(&vm, kernel, &launch_cfg, &case.params, &mut memory) {
-            panic!("seed {seed}: {e:?}");
+    // The fuzzer's deep programs, and larger ones still.
+    for cfg in [GenConfig::deep(), larger] {
+        for seed in 0..30 {
+            let (case, vm, kernel) = prepare(seed, &cfg);
+            let mut memory = case.buffer_data.clone();
+            let launch_cfg = launch_config(&case, &cfg);
+            if let Err(e) = launch(&vm, kernel, &launch_cfg, &case.params, &mut memory) {
+                panic!("{cfg:?} seed {seed}: {e:?}");
+            }
         }
     }
 }

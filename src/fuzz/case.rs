@@ -57,14 +57,19 @@ pub fn generate(seed: u64) -> Result<FuzzCase, String> {
         *flag = rng.chance(75);
     }
     // Some cases are kernels short enough for the JIT to run many
-    // workgroups per call (`KernelPlan::many_workgroups`).
-    let cfg = if rng.chance(12) {
-        GenConfig::short_kernels(features)
-    } else {
-        GenConfig {
+    // workgroups per call (`KernelPlan::many_workgroups`), and some are
+    // long and deeply nested, where the JIT's analyses of loops and
+    // conditions meet nests the default sizes rarely make.
+    let cfg = match rng.weighted(&[12, 8, 80]) {
+        0 => GenConfig::short_kernels(features),
+        1 => GenConfig {
+            features,
+            ..GenConfig::deep()
+        },
+        _ => GenConfig {
             features,
             ..GenConfig::default()
-        }
+        },
     };
     let generated = generate_case(&mut rng, &cfg);
     let module = VerifiedModule::new(generated.module).map_err(|d| {

@@ -161,6 +161,7 @@ fn expected_keys() -> BTreeSet<String> {
     }
     for t in Type::ALL {
         keys.insert(format!("param {t}"));
+        keys.insert(format!("function parameter {t}"));
     }
     for b in Builtin::all() {
         keys.insert(b.name());
@@ -276,6 +277,9 @@ fn every_op_variant_appears_across_the_seed_range() {
             seen.insert(format!("param {}", p.ty));
         }
         for f in &m.functions {
+            for p in &f.params {
+                seen.insert(format!("function parameter {}", f.values[p.0 as usize].ty));
+            }
             walk_block(&f.body, &mut |s| {
                 if let Stmt::Inst(i) = s {
                     inst_keys(&m, f, i, &mut seen);

@@ -124,7 +124,18 @@ pub(super) fn gen_function<R: RngLike>(
     // A function with barriers may need one added: room for it in the budget.
     let with_barriers = features.barriers && budget >= 2 && rng.chance(30);
     let param_count = rng.below(3) as usize;
-    let param_types: Vec<Type> = (0..param_count).map(|_| *pick(rng, &types)).collect();
+    // Arguments may also be narrow: the JIT passes them in vectors of
+    // their own width.
+    let mut param_choices = types.clone();
+    if features.narrow {
+        param_choices.extend([Type::I8, Type::I16]);
+        if features.floats {
+            param_choices.push(Type::F16);
+        }
+    }
+    let param_types: Vec<Type> = (0..param_count)
+        .map(|_| *pick(rng, &param_choices))
+        .collect();
     let result_count = rng.below(3) as usize;
     let results: Vec<Type> = (0..result_count).map(|_| *pick(rng, &types)).collect();
     let mut f = empty_function(format!("f{index}"), FuncKind::Function, results.clone());

@@ -293,8 +293,12 @@ pub fn all_but_barriers() -> Features {
     }
 }
 
-/// The salt of the all-features group (the coverage test checks its programs).
-const ALL_FEATURES_SALT: u64 = 9;
+/// The salt of the all-features group (the coverage test checks its
+/// programs). A change to the generator's draws changes the group: when
+/// the coverage test then names something never generated, try the next
+/// salts (with 200 programs, 27 of the salts 9-39 held everything at the
+/// last change).
+const ALL_FEATURES_SALT: u64 = 10;
 /// Programs of the all-features group by default: enough that the group
 /// holds every operation (28 built-ins among them, each a rare pick in
 /// small programs); with 140, every salt tried missed one.

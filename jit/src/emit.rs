@@ -324,22 +324,32 @@ impl<'ctx> Emit<'ctx, '_> {
             .into_int_value())
     }
 
-    /// The lowest lane of the lane bit set `bits`; lane 0 when it is
+    /// The lowest lane of the lane bit set `bits`; lane 31 when it is
     /// empty, so an extract at it stays defined.
+    ///
+    /// The count is of `bits` with bit 31 set, which is never zero: the
+    /// result lies in 0..32 whatever LLVM knows. A mask (`& 31`) after a
+    /// plain count is not enough: where a dominating test says `bits` is
+    /// not zero, LLVM drops the mask, may then hoist the count above that
+    /// test, and x86 code generation turns the extract at the unmasked
+    /// index into a load from a stack slot without bounds.
     pub fn lowest_lane(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
-        let n = self.count_zeros("llvm.cttz", bits, false)?;
-        Ok(self.b.build_and(n, self.i32().const_int(31, false), "")?)
+        let top = self.i32().const_int(1 << 31, false);
+        let nonzero = self.b.build_or(bits, top, "")?;
+        self.count_zeros("llvm.cttz", nonzero, true)
     }
 
-    /// The highest lane of the lane bit set `bits`; lane 0 when it is empty.
+    /// The highest lane of the lane bit set `bits`; lane 0 when it is
+    /// empty. Counted on `bits` with bit 0 set, which is never zero, so the
+    /// result lies in 0..32 whatever LLVM knows (see [`Self::lowest_lane`];
+    /// `31 - ctlz(0)` is lane -1, which such a hoisted extract read from
+    /// 16 GiB past the stack slot).
     pub fn highest_lane(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
-        let n = self.count_zeros("llvm.ctlz", bits, false)?;
-        let lane = self
-            .b
-            .build_int_sub(self.i32().const_int(31, false), n, "")?;
+        let nonzero = self.b.build_or(bits, self.i32().const_int(1, false), "")?;
+        let n = self.count_zeros("llvm.ctlz", nonzero, true)?;
         Ok(self
             .b
-            .build_and(lane, self.i32().const_int(31, false), "")?)
+            .build_int_sub(self.i32().const_int(31, false), n, "")?)
     }
 
     /// The lowest lane of `bits`, which holds at least one (poison if not).

@@ -292,7 +292,7 @@ fn by_shape<'ctx>(
     if super::posted::combinable(op) {
         let one_bb = e.cx.append_basic_block(fl.func, "atom.one.address");
         // Some lanes (none or two or more) access: all the first one's
-        // offset? With none, `first` is 32 & 31 = 0, a valid slot.
+        // offset? With none, `first` is 31, a valid slot.
         let first = e.lowest_lane(bits)?;
         let off_t = lanes.offsets.get_type().get_element_type().into_int_type();
         let first64 = b.build_int_z_extend(first, e.i64(), "")?;

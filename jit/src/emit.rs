@@ -353,6 +353,8 @@ impl<'ctx> Emit<'ctx, '_> {
     }
 
     /// The lowest lane of `bits`, which holds at least one (poison if not).
+    /// Only for indices LLVM cannot hoist above the test that `bits` is not
+    /// empty (a loop's memory accesses); extracts take [`Self::lowest_lane`].
     pub fn lowest_lane_in(&self, bits: IntValue<'ctx>) -> Result<IntValue<'ctx>, JitError> {
         self.count_zeros("llvm.cttz", bits, true)
     }

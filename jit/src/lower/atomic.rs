@@ -688,7 +688,9 @@ fn one_lane<'ctx>(
     let b = &e.b;
     let lane = match only_lane(fl) {
         Some(k) => e.i32().const_int(k.into(), false),
-        None => e.lowest_lane_in(e.mask_to_bits(lanes.mask)?)?,
+        // Not `lowest_lane_in`: these extracts may be hoisted above the
+        // test that one lane is active (`Emit::lowest_lane`).
+        None => e.lowest_lane(e.mask_to_bits(lanes.mask)?)?,
     };
     let off = b
         .build_extract_element(lanes.offsets, lane, "")?

@@ -57,7 +57,6 @@ pub use rng::{ByteRng, RngLike, SplitMix64};
 use crate::module::{BufferDecl, Function, Module, ParamDecl, SharedDecl};
 use crate::ops::{AtomOp, NumFormat};
 use crate::span::Span;
-use crate::types::Type;
 use func::{Env, FuncInfo};
 
 /// Bytes of `@out` each invocation owns.
@@ -340,24 +339,7 @@ pub fn generate(rng: &mut impl RngLike, cfg: &GenConfig) -> Module {
 pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
     let layout = Layout::choose(rng, cfg);
     let features = cfg.features;
-    let mut types = vec![Type::Bool, Type::I32];
-    if features.wide {
-        types.push(Type::I64);
-    }
-    if features.floats {
-        types.push(Type::F32);
-        if features.wide {
-            types.push(Type::F64);
-        }
-    }
-    // Narrow parameters reach the operations that take narrow operands
-    // (`cvt`, `bitcast`, narrow stores, `mov`, `select`, compares).
-    if features.narrow {
-        types.extend([Type::I8, Type::I16]);
-        if features.floats {
-            types.push(Type::F16);
-        }
-    }
+    let types = func::parameter_types(cfg);
     let param_count = rng.below(cfg.max_params as u64 + 1) as usize;
     let mut params = Vec::new();
     let mut param_bits = Vec::new();

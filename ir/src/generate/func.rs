@@ -124,15 +124,7 @@ pub(super) fn gen_function<R: RngLike>(
     // A function with barriers may need one added: room for it in the budget.
     let with_barriers = features.barriers && budget >= 2 && rng.chance(30);
     let param_count = rng.below(3) as usize;
-    // Arguments may also be narrow: the JIT passes them in vectors of
-    // their own width.
-    let mut param_choices = types.clone();
-    if features.narrow {
-        param_choices.extend([Type::I8, Type::I16]);
-        if features.floats {
-            param_choices.push(Type::F16);
-        }
-    }
+    let param_choices = parameter_types(&env.cfg);
     let param_types: Vec<Type> = (0..param_count)
         .map(|_| *pick(rng, &param_choices))
         .collect();
@@ -253,6 +245,22 @@ fn declare(f: &mut Function, name: String, ty: Type) -> ValueId {
         span: Span::NONE,
     });
     ValueId(f.values.len() as u32 - 1)
+}
+
+/// The types of module parameters and function arguments: the register
+/// types and, with narrow values, `i8`, `i16` and `f16`, which reach the
+/// operations that take narrow operands (`cvt`, `bitcast`, narrow stores,
+/// `mov`, `select`, compares) and which the JIT passes in vectors of their
+/// own width.
+pub(super) fn parameter_types(cfg: &GenConfig) -> Vec<Type> {
+    let mut types = value_types(cfg);
+    if cfg.features.narrow {
+        types.extend([Type::I8, Type::I16]);
+        if cfg.features.floats {
+            types.push(Type::F16);
+        }
+    }
+    types
 }
 
 /// The register types programs compute with under `cfg`'s features.
@@ -845,18 +853,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         self.multiplier = self
             .multiplier
             .saturating_mul(u64::from(self.env.cfg.max_loop_trips) + 1);
-        let next = if step == 1 {
-            self.count_up(counter)
-        } else {
-            let op = if step > 0 {
-                BinaryOp::Add
-            } else {
-                BinaryOp::Sub
-            };
-            let next = self.binary(op, Type::I32, Operand::Var(counter), c(step.abs()));
-            self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
-            next
-        };
+        let next = self.step_counter(counter, step);
         let outer_may_continue = self.may_continue;
         if self.rng.chance(25) {
             self.may_continue = false;
@@ -927,12 +924,19 @@ impl<'a, R: RngLike> FnGen<'a, R> {
 
     /// `counter = counter + 1`, and the new count.
     fn count_up(&mut self, counter: VarId) -> Operand {
-        let next = self.binary(
-            BinaryOp::Add,
-            Type::I32,
-            Operand::Var(counter),
-            Operand::Const(Const::i32(1)),
-        );
+        self.step_counter(counter, 1)
+    }
+
+    /// `counter = counter + step` (`sub` for a negative step), and the new
+    /// count.
+    fn step_counter(&mut self, counter: VarId, step: i32) -> Operand {
+        let op = if step > 0 {
+            BinaryOp::Add
+        } else {
+            BinaryOp::Sub
+        };
+        let k = Operand::Const(Const::i32(step.abs()));
+        let next = self.binary(op, Type::I32, Operand::Var(counter), k);
         self.inst(Op::Mov, vec![Place::Var(counter)], vec![next]);
         next
     }

@@ -61,7 +61,8 @@ pub struct Access {
     pub elem: NumFormat,
     /// The lane-shape analysis knows the address is the same in every
     /// active lane. The code is the same either way (its run-time test
-    /// finds one address); the remark says what it will do.
+    /// finds one address); only the remark says what it will do, so it is
+    /// looked up only when remarks are recorded (false otherwise).
     pub one_address: bool,
 }
 

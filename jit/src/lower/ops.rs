@@ -100,10 +100,12 @@ pub fn lower_inst<'ctx>(fl: &mut FnLowering<'ctx, '_>, i: &Inst) -> Result<Vec<V
             } else {
                 None
             };
-            let one_address = fl
-                .shapes
-                .address(i)
-                .is_some_and(|a| a.lanes == super::shape::LaneShape::Uniform);
+            // Only the remark uses it.
+            let one_address = fl.wants_remarks()
+                && fl
+                    .shapes
+                    .address(i)
+                    .is_some_and(|a| a.lanes == super::shape::LaneShape::Uniform);
             let old = super::atomic::atomic(
                 fl,
                 super::atomic::Access {

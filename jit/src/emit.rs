@@ -249,6 +249,38 @@ impl<'ctx> Emit<'ctx, '_> {
             .build_shuffle_vector(one, vt.get_poison(), zeros, "")?)
     }
 
+    /// The bits of float vector `x` as an integer vector of its width, with
+    /// a `freeze` before the bit cast. LLVM 19's known-bits analysis looks
+    /// through a float-to-integer cast into the float computation, and at
+    /// each constant vector there builds a scalar constant for every one of
+    /// the 32 lanes. `instcombine` asks it of most integer instructions,
+    /// and the casts in the math routines (`exp2`, `log2`) sit on long
+    /// float computations with many constants: they cost W8 a third of its
+    /// IR passes. Known-bits analysis does not look through a freeze, so
+    /// the walk stops there. A freeze of a value that is not poison is that
+    /// value, and it emits no machine code. (Elsewhere, as before stores of
+    /// floats, `instcombine`'s work on the freezes cost more than it saved.)
+    pub fn float_bits(&self, x: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, JitError> {
+        use inkwell::llvm_sys::core::LLVMBuildFreeze;
+        use inkwell::values::AsValueRef;
+        let width = x.get_type().get_element_type().into_float_type();
+        let bits = if width == self.cx.f64_type() { 64 } else { 32 };
+        // SAFETY: the builder is positioned in a block and `x` is a live
+        // vector value of this context; the result has `x`'s type.
+        let frozen = unsafe {
+            VectorValue::new(LLVMBuildFreeze(
+                self.b.as_mut_ptr(),
+                x.as_value_ref(),
+                c"".as_ptr(),
+            ))
+        };
+        let lanes = x.get_type().get_size();
+        Ok(self
+            .b
+            .build_bit_cast(frozen, self.int_t(bits).vec_type(lanes), "")?
+            .into_vector_value())
+    }
+
     /// The scalar every lane of `v` holds, when `v` is a splat: one made by
     /// [`Emit::splat`] (a shuffle of lane 0 of an insert at lane 0) or a
     /// constant with the same element in all lanes (zeros included).

@@ -134,10 +134,10 @@ impl<'ctx, const W64: bool> FloatOps for VecOps<'ctx, '_, W64> {
         }
     }
     fn bitcast_to_int(&self, a: V<'ctx>) -> V<'ctx> {
-        match self.e.b.build_bit_cast(a, self.e.int_vec(self.bits()), "") {
-            Ok(v) => v.into_vector_value(),
+        match self.e.float_bits(a) {
+            Ok(v) => v,
             Err(err) => {
-                self.error.borrow_mut().get_or_insert(err.into());
+                self.error.borrow_mut().get_or_insert(err);
                 self.ipoison()
             }
         }

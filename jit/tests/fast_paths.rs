@@ -621,6 +621,73 @@ fn packed_stores_known_in_every_lane_start_at_lane_0() {
     same_as_interpreter(&text, &cfg, &params, &buffers);
 }
 
+/// Packed stores of every count from 0 to 32, the keeping lanes spread over
+/// the four 8-lane quarters in many ways: the lanes whose bit is set in
+/// `%mask`, changed per warp. On AVX2 the quarters are packed on the stack
+/// and copied out 8 elements at a time, the last copy ending at the run's
+/// end, or with a mask under 8 elements: nothing past the run may change.
+const PACKED_BY_MASK: &str = "
+param %mask: i32
+param %base: i32
+buffer @dst[0]: u32
+
+kernel @main workgroup(64) {
+  %lane = lane_id
+  %li = local_index
+  %warp = shr.u %li, 5
+  %wg = workgroup_id.x
+  %w2 = shl %wg, 1
+  %slot = add %w2, %warp
+  %salt = mul %slot, 0x5bd1e995
+  %odd_warp = and %slot, 1
+  %flip = cmp.ne %odd_warp, 0
+  %salted = xor %mask, %salt
+  %bits = select %flip, %salted, %mask
+  %bit = shr.u %bits, %lane
+  %one = and %bit, 1
+  %keep = cmp.ne %one, 0
+  %kept = ballot %keep
+  %lt = lane_mask.lt
+  %below = and %kept, %lt
+  %rank = btc %below
+  %region = shl %slot, 7
+  %value = add %li, 1000
+  if %keep {
+    %off = shl %rank, 2
+    %o = add %off, %region
+    %at = add %o, %base
+    store.u32 @dst, %at, %value
+  }
+}";
+
+#[test]
+fn packed_stores_of_every_count() {
+    let cfg = LaunchConfig::new([2, 1, 1], [64, 1, 1]);
+    let buffers = vec![pattern(600, 61)];
+    let mut masks: Vec<u64> = (0..=32).map(|k| (1u64 << k) - 1).collect();
+    // The same counts high in the word, every other lane, and scattered.
+    masks.extend((0..=32).map(|k| (0xffff_ffff_u64 << (32 - k)) & 0xffff_ffff));
+    masks.extend([
+        0x5555_5555,
+        0xaaaa_aaaa,
+        0x0f0f_0f0f,
+        0x8000_0001,
+        0x0000_ff00,
+    ]);
+    let mut state = 0x2545_f491_u64;
+    masks.extend((0..24).map(|_| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 32
+    }));
+    let params: Vec<Vec<u64>> = masks
+        .iter()
+        .flat_map(|&m| [vec![m, 0], vec![m, 40]])
+        .collect();
+    same_as_interpreter(PACKED_BY_MASK, &cfg, &params, &buffers);
+}
+
 /// Bit sets of lane masks used as values in every lane: a ballot, the
 /// active mask and a vote's ballot, under divergence, each shifted by the
 /// lane index so that every lane's bit shows in memory.

@@ -574,11 +574,15 @@ pub(super) fn compress_store<'ctx>(
 }
 
 /// [`compress_store`] on AVX2: each 8-lane quarter is permuted (`vpermd`)
-/// so that its lanes in `bits` come first, in order, and stored whole
-/// while later quarters cover what it stores past its count, else with a
-/// mask of its count (`vpmaskmovd`, which is slow: see
-/// `store_consecutive`). The permutation for each 8-bit set comes from a
-/// table of 256 words, the `r`-th lane of the set in nibble `r`.
+/// so that its lanes in `bits` come first, in order, and stored whole into
+/// a stack array where the quarter's count says, so the later quarters
+/// overwrite what it stores past its count. The permutation for each 8-bit
+/// set comes from a table of 256 words, the `r`-th lane of the set in
+/// nibble `r`. The packed run then goes to memory in four whole 8-element
+/// copies, at 0, 8, 16 and 24 elements or the run's last 8 where those lie
+/// past its end (copies that overlap write the same values twice); a run
+/// of fewer than 8 takes one masked store (`vpmaskmovd`, which is slow:
+/// see `store_consecutive`). Memory only ever receives the run's values.
 fn compress_store_by_quarters<'ctx>(
     e: &Emit<'ctx, '_>,
     bits: IntValue<'ctx>,
@@ -596,7 +600,6 @@ fn compress_store_by_quarters<'ctx>(
         )
     };
     let table = compress_table(e);
-    let align = i32t.const_int(4, false);
     let total: IntValue = e
         .call_intrinsic("llvm.ctpop", &[i32t.into()], &[bits.into()])?
         .into_int_value();
@@ -604,8 +607,15 @@ fn compress_store_by_quarters<'ctx>(
         .current_block()?
         .get_parent()
         .ok_or_else(|| JitError::Internal("block without a function".into()))?;
+    // 32 elements, and room for the last quarter's 8 lanes past 24.
+    let packed_run = e.entry_alloca(i32t.array_type(40), "packed")?;
+    let element = |base: PointerValue<'ctx>, index: IntValue<'ctx>| {
+        let index = b.build_int_z_extend(index, e.i64(), "")?;
+        // SAFETY (for LLVM): the callers keep `index` inside the run (in
+        // memory, checked by the caller) or the 40-element array.
+        Ok::<_, JitError>(unsafe { b.build_gep(i32t, base, &[index], "")? })
+    };
     let mut stored = i32t.const_zero();
-    let mut at = start;
     for q in 0..4u32 {
         let set = b.build_right_shift(bits, i32t.const_int(u64::from(8 * q), false), false, "")?;
         let set = b.build_and(set, i32t.const_int(0xff, false), "")?;
@@ -620,37 +630,44 @@ fn compress_store_by_quarters<'ctx>(
         let packed = e
             .call_intrinsic("llvm.x86.avx2.permd", &[], &[data.into(), idx.into()])?
             .into_vector_value();
+        e.store_aligned(element(packed_run, stored)?, packed.into(), 4)?;
         let count: IntValue = e
             .call_intrinsic("llvm.ctpop", &[i32t.into()], &[set.into()])?
             .into_int_value();
-        // All 8 lanes can be stored when 8 or more elements are still to
-        // come: the lanes past the quarter's count are overwritten by the
-        // later quarters' elements (a racing reader may see them in
-        // between, as docs/semantics.md says). Against masked stores
-        // only, W5 on one SM 34-37 ms instead of 46-50 ms.
-        let left = b.build_int_sub(total, stored, "")?;
-        let whole = b.build_int_compare(IntPredicate::UGE, left, i32t.const_int(8, false), "")?;
-        either(e, func, whole, |whole| {
-            if whole {
-                e.store_aligned(at, packed.into(), 4)?;
-            } else {
-                let first =
-                    b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, count)?, "")?;
-                let data: BasicValueEnum = packed.into();
-                e.call_void_intrinsic(
-                    "llvm.masked.store",
-                    &[v8.into(), at.get_type().into()],
-                    &[data, at.into(), align.into(), first.into()],
-                )?;
-            }
-            Ok(None)
-        })?;
         stored = b.build_int_add(stored, count, "")?;
-        let count64 = b.build_int_z_extend(count, e.i64(), "")?;
-        let bytes = b.build_int_mul(count64, e.i64().const_int(4, false), "")?;
-        // SAFETY (for LLVM): inside the run the caller checked.
-        at = unsafe { b.build_gep(e.cx.i8_type(), at, &[bytes], "")? };
     }
+    let eight_or_more =
+        b.build_int_compare(IntPredicate::UGE, total, i32t.const_int(8, false), "")?;
+    either(e, func, eight_or_more, |whole| {
+        if whole {
+            // Against a masked store for each quarter past the run's last
+            // 8 elements: W5 on one SM of an AVX2 host about a quarter
+            // faster (docs/performance-log.md).
+            let last = b.build_int_sub(total, i32t.const_int(8, false), "")?;
+            for k in 0..4u64 {
+                let from = i32t.const_int(8 * k, false);
+                let before_end = b.build_int_compare(IntPredicate::ULE, from, last, "")?;
+                let from = b.build_select(before_end, from, last, "")?.into_int_value();
+                let chunk = e.load_aligned(v8.into(), element(packed_run, from)?, 4)?;
+                e.store_aligned(element(start, from)?, chunk, 4)?;
+            }
+        } else {
+            let chunk = e.load_aligned(v8.into(), packed_run, 4)?;
+            let first =
+                b.build_int_compare(IntPredicate::ULT, eight(&|l| l), splat8(e, total)?, "")?;
+            e.call_void_intrinsic(
+                "llvm.masked.store",
+                &[v8.into(), start.get_type().into()],
+                &[
+                    chunk,
+                    start.into(),
+                    i32t.const_int(4, false).into(),
+                    first.into(),
+                ],
+            )?;
+        }
+        Ok(None)
+    })?;
     Ok(())
 }
 

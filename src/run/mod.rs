@@ -86,7 +86,8 @@ pub struct Launched {
     pub report: LaunchReport,
     /// Wall time of the launch alone (the inputs are copied in before).
     pub wall: Duration,
-    /// The buffers' bytes after the launch, in the module's buffer order.
+    /// The buffers' bytes after the launch, in the module's buffer order
+    /// (empty from [`launch_unread`]).
     pub buffers: Vec<Vec<u8>>,
 }
 
@@ -148,8 +149,24 @@ pub fn prepare(module: &VerifiedModule, plan: &RunPlan) -> Result<PreparedRun, S
     })
 }
 
-/// Launches a prepared run on fresh copies of `plan`'s buffers.
+/// Launches a prepared run on fresh copies of `plan`'s buffers and reads
+/// them back.
 pub fn launch(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String> {
+    launch_reading(prepared, plan, true)
+}
+
+/// [`launch`] without reading the buffers back (`buffers` is empty): for
+/// the launches of a timing whose outputs nobody looks at, where copying
+/// large buffers out took more time than the kernels.
+pub fn launch_unread(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String> {
+    launch_reading(prepared, plan, false)
+}
+
+fn launch_reading(
+    prepared: &PreparedRun,
+    plan: &RunPlan,
+    read_back: bool,
+) -> Result<Launched, String> {
     let module = prepared.kernel.module();
     let mut buffers = Vec::with_capacity(plan.buffers.len());
     for (bytes, decl) in plan.buffers.iter().zip(&module.buffers) {
@@ -192,6 +209,10 @@ pub fn launch(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String
     Ok(Launched {
         report,
         wall,
-        buffers: buffers.iter().map(Buffer::to_bytes).collect(),
+        buffers: if read_back {
+            buffers.iter().map(Buffer::to_bytes).collect()
+        } else {
+            Vec::new()
+        },
     })
 }

@@ -152,28 +152,53 @@ pub fn prepare(module: &VerifiedModule, plan: &RunPlan) -> Result<PreparedRun, S
 /// Launches a prepared run on fresh copies of `plan`'s buffers and reads
 /// them back.
 pub fn launch(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String> {
-    launch_reading(prepared, plan, true)
+    launch_reading(prepared, plan, &mut LaunchBuffers::default(), true)
 }
 
-/// [`launch`] without reading the buffers back (`buffers` is empty): for
-/// the launches of a timing whose outputs nobody looks at, where copying
-/// large buffers out took more time than the kernels.
-pub fn launch_unread(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String> {
-    launch_reading(prepared, plan, false)
+/// [`launch`] on `buffers`, refilled from `plan` in place, without reading
+/// them back (`buffers` of the result is empty): for the launches of a
+/// timing whose outputs nobody looks at. With large buffers, copying them
+/// out and the page faults of fresh copies took more time than the
+/// kernels.
+pub fn launch_unread(
+    prepared: &PreparedRun,
+    plan: &RunPlan,
+    buffers: &mut LaunchBuffers,
+) -> Result<Launched, String> {
+    launch_reading(prepared, plan, buffers, false)
+}
+
+/// The buffers of repeated launches of one run: copies of the plan's,
+/// made once and refilled in place before each later launch.
+#[derive(Default)]
+pub struct LaunchBuffers(Vec<Buffer>);
+
+impl LaunchBuffers {
+    fn fill(&mut self, module: &VerifiedModule, plan: &RunPlan) -> Result<(), String> {
+        self.0.truncate(plan.buffers.len());
+        for (i, (bytes, decl)) in plan.buffers.iter().zip(&module.buffers).enumerate() {
+            if self.0.get_mut(i).is_some_and(|b| b.refill(bytes)) {
+                continue;
+            }
+            let fresh =
+                Buffer::from_bytes(bytes).map_err(|e| format!("buffer @{}: {e}", decl.name))?;
+            match self.0.get_mut(i) {
+                Some(slot) => *slot = fresh,
+                None => self.0.push(fresh),
+            }
+        }
+        Ok(())
+    }
 }
 
 fn launch_reading(
     prepared: &PreparedRun,
     plan: &RunPlan,
+    launch_buffers: &mut LaunchBuffers,
     read_back: bool,
 ) -> Result<Launched, String> {
-    let module = prepared.kernel.module();
-    let mut buffers = Vec::with_capacity(plan.buffers.len());
-    for (bytes, decl) in plan.buffers.iter().zip(&module.buffers) {
-        let buffer =
-            Buffer::from_bytes(bytes).map_err(|e| format!("buffer @{}: {e}", decl.name))?;
-        buffers.push(buffer);
-    }
+    launch_buffers.fill(prepared.kernel.module(), plan)?;
+    let buffers = &mut launch_buffers.0;
 
     let start = Instant::now();
     let result = prepared.runtime.launch(
@@ -181,7 +206,7 @@ fn launch_reading(
         plan.grid.0,
         plan.workgroup.0,
         &plan.params,
-        &mut buffers,
+        buffers,
     );
     let wall = start.elapsed();
     let report = result.map_err(|e| match e {

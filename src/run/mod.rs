@@ -174,18 +174,24 @@ pub fn launch_unread(
 pub struct LaunchBuffers(Vec<Buffer>);
 
 impl LaunchBuffers {
+    /// The plan's bytes in every buffer: refilled in place when there are
+    /// buffers already (the same run's lengths), else fresh copies.
     fn fill(&mut self, module: &VerifiedModule, plan: &RunPlan) -> Result<(), String> {
-        self.0.truncate(plan.buffers.len());
-        for (i, (bytes, decl)) in plan.buffers.iter().zip(&module.buffers).enumerate() {
-            if self.0.get_mut(i).is_some_and(|b| b.refill(bytes)) {
-                continue;
-            }
-            let fresh =
-                Buffer::from_bytes(bytes).map_err(|e| format!("buffer @{}: {e}", decl.name))?;
-            match self.0.get_mut(i) {
-                Some(slot) => *slot = fresh,
-                None => self.0.push(fresh),
-            }
+        let refilled = !self.0.is_empty()
+            && self
+                .0
+                .iter_mut()
+                .zip(&plan.buffers)
+                .all(|(buffer, bytes)| buffer.refill(bytes));
+        if !refilled {
+            self.0 = plan
+                .buffers
+                .iter()
+                .zip(&module.buffers)
+                .map(|(bytes, decl)| {
+                    Buffer::from_bytes(bytes).map_err(|e| format!("buffer @{}: {e}", decl.name))
+                })
+                .collect::<Result<_, _>>()?;
         }
         Ok(())
     }

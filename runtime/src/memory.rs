@@ -338,7 +338,10 @@ impl Buffer {
     /// Overwrites the buffer with `bytes`, in place, when it has their
     /// length and no launch holds it; else leaves it as it is and returns
     /// false. For repeated launches on the same inputs: a fresh copy's
-    /// page faults took longer than a large kernel.
+    /// page faults took longer than a large kernel. A launch that has
+    /// returned holds none of its buffers (the SM threads let go of them
+    /// before they report), unless its watchdog gave up an SM that never
+    /// reported.
     pub fn refill(&mut self, bytes: &[u8]) -> bool {
         if self.storage.len != bytes.len() as u64 {
             return false;

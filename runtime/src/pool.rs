@@ -314,11 +314,11 @@ fn spawn(sm: u32, cpu: Option<usize>) -> Result<Worker, ConfigError> {
 /// The life of an SM thread: one launch after another until the runtime
 /// goes away.
 fn serve(sm: u32, inbox: Receiver<Task>) {
-    while let Ok(task) = inbox.recv() {
+    while let Ok(Task { job, done }) = inbox.recv() {
         let outcome =
-            catch_unwind(AssertUnwindSafe(|| run_sm(sm, &task.job))).unwrap_or_else(|payload| {
+            catch_unwind(AssertUnwindSafe(|| run_sm(sm, &job))).unwrap_or_else(|payload| {
                 // Not the backend: the runtime's own code. Report it like one.
-                task.job.halt();
+                job.halt();
                 SmOutcome {
                     sm,
                     workgroups: 0,
@@ -332,8 +332,12 @@ fn serve(sm: u32, inbox: Receiver<Task>) {
                     }),
                 }
             });
+        // The launch's buffers go back to the caller before it hears that
+        // this SM is done, so that they are the caller's alone when
+        // `launch` returns (`Buffer::refill` needs that).
+        drop(job);
         // The launcher may have given up waiting; nothing else to do then.
-        let _ = task.done.send(outcome);
+        let _ = done.send(outcome);
     }
 }
 

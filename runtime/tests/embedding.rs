@@ -86,6 +86,42 @@ fn an_empty_grid_runs_nothing_and_succeeds() {
 }
 
 #[test]
+fn a_finished_launch_holds_none_of_its_buffers() {
+    // Once `launch` returns, the buffers are the caller's alone: a refill
+    // in place succeeds at once, whatever the SM threads still do.
+    let runtime = runtime(4);
+    let saxpy = runtime.prepare(module(SAXPY), "main").expect("prepares");
+    let n = 300u32;
+    let x = vec![2.0f32; n as usize];
+    let y = vec![1.0f32; n as usize];
+    let bytes = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+    let (x_bytes, y_bytes) = (bytes(&x), bytes(&y));
+    let mut buffers = vec![
+        Buffer::from_slice(&x).expect("small"),
+        Buffer::from_slice(&y).expect("small"),
+    ];
+    for launch in 0..300 {
+        run(
+            &runtime,
+            &saxpy,
+            [n.div_ceil(64), 1, 1],
+            [64, 1, 1],
+            &[param(n), param(0.5f32)],
+            &mut buffers,
+        );
+        assert_eq!(buffers[1].to_vec::<f32>(), vec![2.0f32; n as usize]);
+        assert!(
+            buffers[0].refill(&x_bytes),
+            "x refilled after launch {launch}"
+        );
+        assert!(
+            buffers[1].refill(&y_bytes),
+            "y refilled after launch {launch}"
+        );
+    }
+}
+
+#[test]
 fn host_threads_may_share_one_runtime() {
     let runtime = Arc::new(runtime(2));
     let saxpy = runtime.prepare(module(SAXPY), "main").expect("prepares");

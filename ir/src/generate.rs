@@ -8,9 +8,11 @@
 //! [`GenConfig::max_loop_trips`] runs of the body (lane-dependent), testing
 //! it before any `continue` can restart the loop; a
 //! function calls only functions generated before it, so there is no
-//! recursion. The kernel, `@main`, writes the values it computes to the
-//! output buffer, so a difference between two backends becomes a
-//! difference in memory.
+//! recursion. The kernel, `@main` (the module's last function), writes
+//! the values it computes to the output buffer, so a difference between
+//! two backends becomes a difference in memory. With calls, one module in
+//! eight has a second kernel, `@other`, just before `@main`, made by the
+//! same rules and never launched.
 //!
 //! Results do not depend on how warps or workgroups are scheduled, only on
 //! the semantics of the operations (including the ones that depend on lane
@@ -391,7 +393,13 @@ pub fn generate_case(rng: &mut impl RngLike, cfg: &GenConfig) -> GeneratedCase {
         functions.push(f);
         env.funcs.push(info);
     }
-    functions.push(func::gen_kernel(rng, &env));
+    // One module in eight with calls also has a kernel that is never
+    // launched, `@other`, before `@main`: the JIT then lowers two kernels,
+    // and the functions both call have callers in each.
+    if features.calls && rng.chance(12) {
+        functions.push(func::gen_kernel(rng, &env, "other"));
+    }
+    functions.push(func::gen_kernel(rng, &env, "main"));
 
     let buffers = vec![
         buffer("out", OUT_BINDING, NumFormat::U32),

@@ -43,6 +43,37 @@ fn large_and_deep_programs_verify() {
 }
 
 #[test]
+fn some_modules_have_a_second_kernel_before_main_and_narrow_results() {
+    // `@main` is always the last function; one module in eight declares
+    // `@other` just before it. Function results take the narrow types too.
+    let cfg = GenConfig::default();
+    let (mut two_kernels, mut narrow_results) = (0, 0);
+    for seed in 0..400 {
+        let m = generate(&mut SplitMix64::new(seed), &cfg);
+        let kernels: Vec<&str> = m
+            .functions
+            .iter()
+            .filter(|f| f.is_kernel())
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(m.functions.last().map(|f| f.name.as_str()), Some("main"));
+        match kernels.as_slice() {
+            ["main"] => {}
+            ["other", "main"] => two_kernels += 1,
+            other => panic!("seed {seed}: kernels {other:?}"),
+        }
+        narrow_results += m
+            .functions
+            .iter()
+            .flat_map(|f| &f.results)
+            .filter(|t| matches!(t, Type::I8 | Type::I16 | Type::F16))
+            .count();
+    }
+    assert!((20..=90).contains(&two_kernels), "{two_kernels} of 400");
+    assert!(narrow_results > 20, "{narrow_results} narrow results");
+}
+
+#[test]
 fn same_seed_same_program() {
     let cfg = GenConfig::default();
     let a = generate_case(&mut SplitMix64::new(42), &cfg);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use warpjit_ir::generate::{generate_case, Features, GenConfig, RngLike, SplitMix64};
 use warpjit_ir::module::{walk_block, Module, Stmt};
 use warpjit_ir::ops::{Builtin, Op};
-use warpjit_ir::VerifiedModule;
+use warpjit_ir::{FuncId, VerifiedModule};
 
 /// The seed of case `index` of the campaign seeded `campaign`: a mix of
 /// both, so neighbouring cases are unrelated and any case can be re-run alone.
@@ -107,6 +107,15 @@ pub struct Finding {
     pub other: RunResult,
 }
 
+/// The kernel a case launches: `@main`, or the module's first kernel when
+/// none has that name (a reproducer edited by hand).
+fn launched_kernel(module: &VerifiedModule) -> Option<FuncId> {
+    module
+        .find_function("main")
+        .filter(|&id| module.function(id).is_kernel())
+        .or_else(|| module.kernels().next().map(|(id, _)| id))
+}
+
 /// Runs every engine on every machine and returns the first difference.
 /// `unsupported` is set when the JIT declined the program.
 pub fn check(
@@ -116,7 +125,7 @@ pub fn check(
     machines: &[Machine],
     unsupported: &mut bool,
 ) -> Option<Finding> {
-    let (kernel, _) = module.kernels().next()?;
+    let kernel = launched_kernel(module)?;
     let sm_id = reads_sm_id(module);
     for &machine in machines {
         let mut reference: Option<(Machine, RunResult)> = None;
@@ -154,7 +163,7 @@ pub fn check_one(
     engine: Engine,
     machine: Machine,
 ) -> Option<Finding> {
-    let (kernel, _) = module.kernels().next()?;
+    let kernel = launched_kernel(module)?;
     let expected = run_on(Engine::Reference, ws, module, kernel, launch, machine);
     let got = run_on(engine, ws, module, kernel, launch, machine);
     classify(&expected, &got).map(|kind| Finding {

@@ -119,7 +119,6 @@ pub(super) fn gen_function<R: RngLike>(
     index: usize,
 ) -> (Function, FuncInfo) {
     let features = env.cfg.features;
-    let types = value_types(&env.cfg);
     let budget = (env.cfg.max_stmts / 2).max(1);
     // A function with barriers may need one added: room for it in the budget.
     let with_barriers = features.barriers && budget >= 2 && rng.chance(30);
@@ -129,7 +128,10 @@ pub(super) fn gen_function<R: RngLike>(
         .map(|_| *pick(rng, &param_choices))
         .collect();
     let result_count = rng.below(3) as usize;
-    let results: Vec<Type> = (0..result_count).map(|_| *pick(rng, &types)).collect();
+    // Results take every type arguments do, narrow ones included.
+    let results: Vec<Type> = (0..result_count)
+        .map(|_| *pick(rng, &param_choices))
+        .collect();
     let mut f = empty_function(format!("f{index}"), FuncKind::Function, results.clone());
     let mut ctx = Vec::new();
     let ctx_names: &[&str] = if with_barriers {
@@ -191,7 +193,7 @@ pub(super) fn gen_function<R: RngLike>(
     (g.finish(), info)
 }
 
-pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env) -> Function {
+pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env, name: &str) -> Function {
     let layout = &env.layout;
     // The declared size is only the launch's default: now and then none,
     // or another than the launch's, so the JIT's code for sizes it does
@@ -202,7 +204,7 @@ pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env) -> Function {
         _ => Some(layout.workgroup),
     };
     let f = empty_function(
-        "main".into(),
+        name.into(),
         FuncKind::Kernel {
             workgroup: declared,
         },

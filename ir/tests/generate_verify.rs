@@ -45,9 +45,11 @@ fn large_and_deep_programs_verify() {
 #[test]
 fn some_modules_have_a_second_kernel_before_main_and_narrow_results() {
     // `@main` is always the last function; one module in eight declares
-    // `@other` just before it. Function results take the narrow types too.
+    // `@other` just before it. Function results take the narrow types too,
+    // and uniform conditions compare f32 and f16 parameters as well.
     let cfg = GenConfig::default();
     let (mut two_kernels, mut narrow_results) = (0, 0);
+    let mut float_param_conditions = [0; 2];
     for seed in 0..400 {
         let m = generate(&mut SplitMix64::new(seed), &cfg);
         let kernels: Vec<&str> = m
@@ -68,9 +70,31 @@ fn some_modules_have_a_second_kernel_before_main_and_narrow_results() {
             .flat_map(|f| &f.results)
             .filter(|t| matches!(t, Type::I8 | Type::I16 | Type::F16))
             .count();
+        for f in &m.functions {
+            walk_block(&f.body, &mut |s| {
+                if let Stmt::Inst(Inst {
+                    op: Op::Cmp(_),
+                    args,
+                    ..
+                }) = s
+                {
+                    if let Some(Operand::Param(p)) = args.first() {
+                        match m.params[p.0 as usize].ty {
+                            Type::F32 => float_param_conditions[0] += 1,
+                            Type::F16 => float_param_conditions[1] += 1,
+                            _ => {}
+                        }
+                    }
+                }
+            });
+        }
     }
     assert!((20..=90).contains(&two_kernels), "{two_kernels} of 400");
     assert!(narrow_results > 20, "{narrow_results} narrow results");
+    assert!(
+        float_param_conditions[0] > 40 && float_param_conditions[1] > 20,
+        "f32 and f16 parameters compared: {float_param_conditions:?}"
+    );
 }
 
 #[test]

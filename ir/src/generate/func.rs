@@ -519,7 +519,11 @@ impl<'a, R: RngLike> FnGen<'a, R> {
 
     fn fresh_condition(&mut self) -> Operand {
         let features = self.env.cfg.features;
-        let uniform_params: Vec<ParamId> = [Type::I32, Type::I16, Type::I8]
+        let mut uniform_types = vec![Type::I32, Type::I16, Type::I8];
+        if features.floats {
+            uniform_types.extend([Type::F32, Type::F16]);
+        }
+        let uniform_params: Vec<ParamId> = uniform_types
             .into_iter()
             .flat_map(|t| self.params_of(t))
             .collect();
@@ -547,11 +551,19 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 let p = *pick(self.rng, &uniform_params);
                 let ty = self.env.params[p.0 as usize];
                 let k = Operand::Const(interesting(self.rng, ty));
-                // Narrow types compare only for equality.
-                let ops: &[CmpOp] = if ty == Type::I32 {
-                    &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne]
-                } else {
-                    &[CmpOp::Eq, CmpOp::Ne]
+                // Narrow types compare only for equality (f16 as half
+                // values: NaN unequal, -0 equal to +0).
+                let ops: &[CmpOp] = match ty {
+                    Type::I32 => &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne],
+                    Type::F32 => &[
+                        CmpOp::Lt,
+                        CmpOp::Le,
+                        CmpOp::Gt,
+                        CmpOp::Ge,
+                        CmpOp::Eq,
+                        CmpOp::Ne,
+                    ],
+                    _ => &[CmpOp::Eq, CmpOp::Ne],
                 };
                 let op = *pick(self.rng, ops);
                 let p = Operand::Param(p);

@@ -193,6 +193,16 @@ pub(super) fn gen_function<R: RngLike>(
     (g.finish(), info)
 }
 
+/// The compares of floats (ordered, and `ne` unordered).
+const FLOAT_COMPARES: [CmpOp; 6] = [
+    CmpOp::Lt,
+    CmpOp::Le,
+    CmpOp::Gt,
+    CmpOp::Ge,
+    CmpOp::Eq,
+    CmpOp::Ne,
+];
+
 pub(super) fn gen_kernel<R: RngLike>(rng: &mut R, env: &Env, name: &str) -> Function {
     let layout = &env.layout;
     // The declared size is only the launch's default: now and then none,
@@ -534,15 +544,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
         ];
         match self.rng.weighted(&weights) {
             1 => {
-                let ops = [
-                    CmpOp::Lt,
-                    CmpOp::Le,
-                    CmpOp::Gt,
-                    CmpOp::Ge,
-                    CmpOp::Eq,
-                    CmpOp::Ne,
-                ];
-                let op = *pick(self.rng, &ops);
+                let op = *pick(self.rng, &FLOAT_COMPARES);
                 let a = self.operand(Type::F32);
                 let b = self.operand(Type::F32);
                 return Operand::Value(self.value(Op::Cmp(op), Type::Bool, vec![a, b]));
@@ -555,14 +557,7 @@ impl<'a, R: RngLike> FnGen<'a, R> {
                 // values: NaN unequal, -0 equal to +0).
                 let ops: &[CmpOp] = match ty {
                     Type::I32 => &[CmpOp::LtU, CmpOp::GeS, CmpOp::Ne],
-                    Type::F32 => &[
-                        CmpOp::Lt,
-                        CmpOp::Le,
-                        CmpOp::Gt,
-                        CmpOp::Ge,
-                        CmpOp::Eq,
-                        CmpOp::Ne,
-                    ],
+                    Type::F32 => &FLOAT_COMPARES,
                     _ => &[CmpOp::Eq, CmpOp::Ne],
                 };
                 let op = *pick(self.rng, ops);

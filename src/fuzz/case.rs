@@ -107,13 +107,13 @@ pub struct Finding {
     pub other: RunResult,
 }
 
-/// The kernel a case launches: `@main`, or the module's first kernel when
-/// none has that name (a reproducer edited by hand).
+/// The kernel a case launches: the one `warpjit run` and `replay` choose
+/// without `--kernel` (the only kernel, else `@main`), so a reproducer
+/// runs what the campaign ran.
 fn launched_kernel(module: &VerifiedModule) -> Option<FuncId> {
-    module
-        .find_function("main")
-        .filter(|&id| module.function(id).is_kernel())
-        .or_else(|| module.kernels().next().map(|(id, _)| id))
+    crate::run::plan::choose_kernel(module, None)
+        .ok()
+        .map(|(id, _)| id)
 }
 
 /// Runs every engine on every machine and returns the first difference.

@@ -104,7 +104,12 @@ pub fn plan(module: &Module, options: &RunOptions) -> Result<RunPlan, String> {
     })
 }
 
-fn choose_kernel(module: &Module, requested: Option<&str>) -> Result<(FuncId, String), String> {
+/// The kernel `requested` names, or without a name the only kernel, else
+/// `@main`; the error lists the kernels.
+pub(crate) fn choose_kernel(
+    module: &Module,
+    requested: Option<&str>,
+) -> Result<(FuncId, String), String> {
     let kernels: Vec<(FuncId, String)> = module
         .kernels()
         .map(|(id, f)| (id, f.name.clone()))

@@ -2,7 +2,7 @@
 //! in pairs (which side goes first alternates too), so a host whose speed
 //! drifts slows both sides alike, and the pairs give a sign test.
 
-use super::{launch, launch_unread, prepare, LaunchBuffers, RunPlan};
+use super::{launch_reading, prepare, LaunchBuffers, RunPlan};
 use std::time::Duration;
 use warpjit_ir::VerifiedModule;
 
@@ -90,16 +90,17 @@ pub fn compare(
 
     progress("warm-up launches");
     let sides = [("A", &prepared_a, a.plan), ("B", &prepared_b, b.plan)];
-    // Only the first launch's outputs are looked at; the later launches
-    // refill each side's buffers in place.
+    // Only the first launch's outputs are read back; each side's later
+    // launches refill the buffers it made in place.
     let mut side_buffers: [LaunchBuffers; 2] = Default::default();
-    let mut launch_side = |side: usize| {
+    let mut launch_side = |side: usize, read_back: bool| {
         let (name, prepared, plan) = sides[side];
-        launch_unread(prepared, plan, &mut side_buffers[side]).map_err(|e| format!("{name}: {e}"))
+        launch_reading(prepared, plan, &mut side_buffers[side], read_back)
+            .map_err(|e| format!("{name}: {e}"))
     };
     let mut first = Vec::new();
-    for (name, prepared, plan) in sides {
-        let launched = launch(prepared, plan).map_err(|e| format!("{name}: {e}"))?;
+    for (side, (name, ..)) in sides.iter().enumerate() {
+        let launched = launch_side(side, true)?;
         if !launched.report.faults.is_empty() {
             let faults = &launched.report.faults;
             return Err(format!("{name}: the kernel faulted: {faults}"));
@@ -109,7 +110,7 @@ pub fn compare(
     let buffers = match_buffers(a.module, &first[0], b.module, &first[1]);
     for _ in 1..options.warmups {
         for side in 0..2 {
-            launch_side(side)?;
+            launch_side(side, false)?;
         }
     }
 
@@ -118,7 +119,7 @@ pub fn compare(
     for pair in 0..options.pairs {
         let order = if pair % 2 == 0 { [0, 1] } else { [1, 0] };
         for side in order {
-            times[side].push(launch_side(side)?.wall);
+            times[side].push(launch_side(side, false)?.wall);
         }
     }
     let [times_a, times_b] = times;

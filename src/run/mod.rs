@@ -87,7 +87,7 @@ pub struct Launched {
     /// Wall time of the launch alone (the inputs are copied in before).
     pub wall: Duration,
     /// The buffers' bytes after the launch, in the module's buffer order
-    /// (empty from [`launch_unread`]).
+    /// (empty from [`launch_reading`] without `read_back`).
     pub buffers: Vec<Vec<u8>>,
 }
 
@@ -155,19 +155,6 @@ pub fn launch(prepared: &PreparedRun, plan: &RunPlan) -> Result<Launched, String
     launch_reading(prepared, plan, &mut LaunchBuffers::default(), true)
 }
 
-/// [`launch`] on `buffers`, refilled from `plan` in place, without reading
-/// them back (`buffers` of the result is empty): for the launches of a
-/// timing whose outputs nobody looks at. With large buffers, copying them
-/// out and the page faults of fresh copies took more time than the
-/// kernels.
-pub fn launch_unread(
-    prepared: &PreparedRun,
-    plan: &RunPlan,
-    buffers: &mut LaunchBuffers,
-) -> Result<Launched, String> {
-    launch_reading(prepared, plan, buffers, false)
-}
-
 /// The buffers of repeated launches of one run: copies of the plan's,
 /// made once and refilled in place before each later launch.
 #[derive(Default)]
@@ -197,7 +184,12 @@ impl LaunchBuffers {
     }
 }
 
-fn launch_reading(
+/// [`launch`] on `launch_buffers`, refilled from `plan` in place when it
+/// has buffers already, reading them back only when `read_back` (else
+/// `buffers` of the result is empty): for repeated launches of one run.
+/// With large buffers, copying them out and the page faults of fresh
+/// copies took more time than the kernels.
+pub fn launch_reading(
     prepared: &PreparedRun,
     plan: &RunPlan,
     launch_buffers: &mut LaunchBuffers,

@@ -458,6 +458,11 @@ fn local_id<'ctx>(fl: &FnLowering<'ctx, '_>, d: Dim) -> Result<V<'ctx>, JitError
 /// away from it, far more than half an ulp), instead of a scalar `div` per lane.
 fn small_div<'ctx>(fl: &FnLowering<'ctx, '_>, a: V<'ctx>, b: V<'ctx>) -> Result<V<'ctx>, JitError> {
     let e = fl.e;
+    if b.is_const() {
+        // A size known when compiling (code for one workgroup size): LLVM
+        // divides by the constant with shifts or a multiply.
+        return Ok(e.b.build_int_unsigned_div(a, b, "")?);
+    }
     let f = e.vec_type(Type::F32);
     let af = e.b.build_unsigned_int_to_float(a, f, "")?;
     let bf = e.b.build_unsigned_int_to_float(b, f, "")?;

@@ -48,6 +48,10 @@ pub struct Emit<'ctx, 'a> {
     /// (`JitOptions::prefetch_ahead`; the lowering sets it, routines have
     /// no such accesses).
     pub prefetch_ahead: bool,
+    /// The module reads a y or z id: the run-time shape tests of its
+    /// accesses look for a run per group of lanes too (rows of a 2D
+    /// workgroup; `lower/memory/lanes.rs`).
+    pub row_groups: bool,
     /// The module's non-temporal stores (none for routines).
     pub streams: Streams<'ctx>,
     /// What the lowering decided, statement by statement, when asked for
@@ -106,6 +110,7 @@ impl<'ctx, 'a> Emit<'ctx, 'a> {
             call_math: false,
             rewrites: crate::sched::WarpRewrites::ALL,
             prefetch_ahead: false,
+            row_groups: false,
             streams: Streams::default(),
             remarks: None,
         }

@@ -85,6 +85,7 @@ pub fn lower_module<'ctx>(
         call_math: opts.opt_level < 2,
         rewrites: crate::sched::WarpRewrites::of(module),
         prefetch_ahead: opts.prefetch_ahead.applies(uses.iter().any(|u| u.stored)),
+        row_groups: memory::reads_rows(module),
         streams: crate::emit::Streams {
             buffers: uses.iter().map(|u| u.stored && !u.read).collect(),
             ..Default::default()

@@ -35,7 +35,7 @@ mod lane_loop;
 mod lanes;
 pub(crate) use known::memory_name;
 pub use known::{buffer_uses, fence_streams, AddressFacts, KnownAddress};
-pub(super) use lanes::define_lanes_routine;
+pub(super) use lanes::{define_lanes_routine, reads_rows};
 
 type V<'ctx> = VectorValue<'ctx>;
 

@@ -25,8 +25,13 @@ pub struct RoutineSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RoutineBody {
     /// The lane path of a load or store (`kind` is `abi::FAULT_LOAD` or
-    /// `abi::FAULT_STORE`) of `format`.
-    Lanes { kind: u32, format: MemFormat },
+    /// `abi::FAULT_STORE`) of `format`, testing for runs per group of
+    /// lanes when `groups`.
+    Lanes {
+        kind: u32,
+        format: MemFormat,
+        groups: bool,
+    },
     /// exp2, log2, sin or cos of 32 lanes of `ty` (f32 or f64).
     Math { op: UnaryOp, ty: Type },
     /// The unsigned quotient of 32 lanes by a nonzero scalar.
@@ -45,9 +50,11 @@ pub fn define_routine<'ctx>(
     let e = Emit::new(cx, llmod, features, false);
     let target = crate::emit::target_attributes(cx, cpu, features);
     match spec.body {
-        RoutineBody::Lanes { kind, format } => {
-            memory::define_lanes_routine(&e, &spec.name, kind, format, &target)
-        }
+        RoutineBody::Lanes {
+            kind,
+            format,
+            groups,
+        } => memory::define_lanes_routine(&e, &spec.name, kind, format, groups, &target),
         RoutineBody::Math { op, ty } => math::define_routine(&e, &spec.name, op, ty, &target),
         RoutineBody::UniformQuotient => uniform_divisor::define_routine(&e, &target),
     }

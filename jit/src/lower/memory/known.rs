@@ -210,7 +210,9 @@ pub fn load<'ctx>(
     let vt = elem_vec(fl, format.elem);
     match known {
         KnownAddress::Unknown | KnownAddress::Packed { .. } => {
-            remark(AccessPath::Tested);
+            remark(AccessPath::Tested {
+                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
+            });
             dynamic()
         }
         KnownAddress::Same { every_lane } => {
@@ -237,7 +239,9 @@ pub fn load<'ctx>(
         }
         // One element per lane: a tile of x2/x4 blocks is rare.
         KnownAddress::Tiled { .. } if format.count != 1 => {
-            remark(AccessPath::Tested);
+            remark(AccessPath::Tested {
+                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
+            });
             dynamic()
         }
         KnownAddress::Tiled { width, every_lane } => {
@@ -280,11 +284,15 @@ pub fn store<'ctx>(
         // Lanes of a tile store to the same addresses: the run-time tests
         // sort that out.
         KnownAddress::Unknown | KnownAddress::Tiled { .. } => {
-            remark(AccessPath::Tested);
+            remark(AccessPath::Tested {
+                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
+            });
             dynamic()
         }
         KnownAddress::Packed { .. } if !lanes::compresses(fl.e, format) => {
-            remark(AccessPath::Tested);
+            remark(AccessPath::Tested {
+                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
+            });
             dynamic()
         }
         KnownAddress::Packed { every_lane } => {
@@ -330,8 +338,11 @@ enum AccessPath {
     Run,
     Tile(u32),
     Packed,
-    /// The shape is tested at run time ([`super::address_shape`]).
-    Tested,
+    /// The shape is tested at run time ([`super::address_shape`]); with
+    /// `groups`, runs per group of lanes too (`lanes.rs`).
+    Tested {
+        groups: bool,
+    },
 }
 
 /// The remark of a load or store of `mem` (a `write` for stores) that
@@ -383,15 +394,20 @@ fn access_remark(
             ),
             false,
         ),
-        AccessPath::Tested => {
+        AccessPath::Tested { groups } => {
             let rest = if write {
                 "else lane by lane (a scatter)"
             } else {
                 "else lane by lane (a gather)"
             };
+            let groups = if groups {
+                ", a run per group of 8 lanes (rows 8 or 16 wide)"
+            } else {
+                ""
+            };
             let message = format!(
                 "{name}: address shape unknown when compiling: each warp tests for one \
-                 address or a consecutive run, {rest}"
+                 address, a consecutive run{groups}, {rest}"
             );
             // The one-row test guards only known shapes.
             return fl.remark(RemarkKind::Memory, true, message);

@@ -3,9 +3,11 @@
 //! kind (load or store, element width, component count) in each module:
 //! it tests whether the active lanes use one address (a load is then one
 //! checked scalar load, broadcast) or one run of consecutive elements
-//! inside the memory (one masked vector access), or, for a store, whether
-//! they store one after another in lane order (compressed, then stored),
-//! else goes lane by lane.
+//! inside the memory (one masked vector access), in modules that read a
+//! y or z id whether each group of 8 lanes is a run of its own (a row of
+//! a 2D workgroup 8 or 16 wide: a masked access per group), or, for a
+//! store, whether they store one after another in lane order (compressed,
+//! then stored), else goes lane by lane.
 //! Each such access emits only a call with the memory, the addresses and
 //! the mask; a copy of the tests and paths per access made code
 //! generation spend most of an access's time on them. Known shapes
@@ -23,7 +25,7 @@ use super::{
     inside_memory, join_components, load_consecutive, store_consecutive, Span, V,
 };
 use crate::abi;
-use crate::emit::Emit;
+use crate::emit::{Emit, LANES};
 use crate::lower::routine::{add_routine_attributes, caller_target, RoutineBody, RoutineSpec};
 use crate::lower::FnLowering;
 use crate::JitError;
@@ -38,7 +40,7 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 use std::collections::HashMap;
-use warpjit_ir::{walk_block, MemFormat, MemRef, Module, Op, Stmt, Type};
+use warpjit_ir::{walk_block, Builtin, Dim, MemFormat, MemRef, Module, Op, Stmt, Type};
 
 /// The lanes of `m` load `format` from `span` at `addr` (`<32 x i32>`);
 /// the raw components, zero in lanes that did not load. `shaped`: the
@@ -145,7 +147,7 @@ fn inline<'ctx>(
     };
     let vt = elem_vec(fl, format.elem);
     if shaped {
-        emit_shaped(fl.e, fl.func, &values, kind, format, vt)
+        emit_shaped(fl.e, fl.func, &values, kind, format, vt, fl.e.row_groups)
     } else {
         emit_path(fl.e, fl.func, &values, kind, format, vt)
     }
@@ -167,7 +169,13 @@ fn routine<'ctx>(
     shaped: bool,
 ) -> Result<Option<FunctionValue<'ctx>>, JitError> {
     let e = fl.e;
-    let name = routine_name(kind == abi::FAULT_LOAD, format);
+    let kind_name = routine_name(kind == abi::FAULT_LOAD, format);
+    let groups = e.row_groups;
+    let name = if groups {
+        format!("{kind_name}.rows")
+    } else {
+        kind_name.clone()
+    };
     if let Some(f) = e.module.get_function(&name) {
         return Ok(Some(f));
     }
@@ -175,7 +183,7 @@ fn routine<'ctx>(
         .lane_paths
         .borrow_mut()
         .get_or_insert_with(|| count_kinds(fl.module))
-        .get(&name)
+        .get(&kind_name)
         .copied()
         .unwrap_or(0);
     if uses <= 1 && (shaped || e.shared_routines.is_none() || fl.in_loop()) {
@@ -186,29 +194,35 @@ fn routine<'ctx>(
         let f = declare(e, &name, kind, format, Linkage::External, &target);
         shared.borrow_mut().push(RoutineSpec {
             name,
-            body: RoutineBody::Lanes { kind, format },
+            body: RoutineBody::Lanes {
+                kind,
+                format,
+                groups,
+            },
         });
         return Ok(Some(f));
     }
     let f = declare(e, &name, kind, format, Linkage::Internal, &target);
     let here = e.current_block()?;
-    let built = define(e, f, kind, format);
+    let built = define(e, f, kind, format, groups);
     e.b.position_at_end(here);
     built?;
     Ok(Some(f))
 }
 
 /// Defines the lane-path routine `name`, a load or store (`kind`) of
-/// `format`, as an exported function for the callers' `target`.
+/// `format` that tests for runs per group of lanes when `groups`, as an
+/// exported function for the callers' `target`.
 pub(in crate::lower) fn define_lanes_routine<'ctx>(
     e: &Emit<'ctx, '_>,
     name: &str,
     kind: u32,
     format: MemFormat,
+    groups: bool,
     target: &[Attribute],
 ) -> Result<(), JitError> {
     let f = declare(e, name, kind, format, Linkage::External, target);
-    define(e, f, kind, format)
+    define(e, f, kind, format, groups)
 }
 
 /// The routine's function with its signature and attributes, no body.
@@ -301,6 +315,7 @@ fn define<'ctx>(
     f: FunctionValue<'ctx>,
     kind: u32,
     format: MemFormat,
+    groups: bool,
 ) -> Result<(), JitError> {
     let vt = e.int_vec(format.elem.bits());
     let p = |n: u32| {
@@ -325,7 +340,7 @@ fn define<'ctx>(
     };
     let entry = e.cx.append_basic_block(f, "entry");
     e.b.position_at_end(entry);
-    let loaded = emit_shaped(e, f, &values, kind, format, vt)?;
+    let loaded = emit_shaped(e, f, &values, kind, format, vt, groups)?;
     let loaded: Vec<BasicValueEnum> = loaded.into_iter().map(Into::into).collect();
     match loaded.as_slice() {
         [] => e.b.build_return(None)?,
@@ -353,6 +368,7 @@ fn emit_shaped<'ctx>(
     kind: u32,
     format: MemFormat,
     vt: VectorType<'ctx>,
+    groups: bool,
 ) -> Result<Vec<V<'ctx>>, JitError> {
     let load = kind == abi::FAULT_LOAD;
     let run = format.count == 1;
@@ -394,16 +410,37 @@ fn emit_shaped<'ctx>(
     // Stores of the lanes that pass a test, each at the next element
     // (stream compaction): a compress, tested only when the run is not.
     let packs = !load && compresses(e, format);
+    // Runs per group of 8 lanes (rows of a 2D workgroup 8 or 16 wide),
+    // where masked accesses of the element exist: tested before the
+    // compress, whose test costs more.
+    let grouped = groups && tests_groups(e, MemRef::Shared(0), format, Type::I32);
     if run {
         let run_bb = e.cx.append_basic_block(func, "shaped.run");
-        let not_run = if packs {
-            e.cx.append_basic_block(func, "shaped.not.run")
+        let packs_test = if packs {
+            e.cx.append_basic_block(func, "shaped.packed.test")
         } else {
             lanes_bb
         };
+        let not_run = if grouped {
+            e.cx.append_basic_block(func, "shaped.groups.test")
+        } else {
+            packs_test
+        };
         b.build_conditional_branch(shape.run_inside, run_bb, not_run)?;
-        if packs {
+        if grouped {
             b.position_at_end(not_run);
+            let groups_bb = e.cx.append_basic_block(func, "shaped.groups");
+            let groups = group_runs(e, v, format.bytes())?;
+            b.build_conditional_branch(groups.inside, groups_bb, packs_test)?;
+            b.position_at_end(groups_bb);
+            let raw = if load { None } else { Some(v.raws[0]) };
+            if let Some(x) = group_access(e, func, vt, &groups.starts, align, mask, raw)? {
+                joined.push((vec![x], e.current_block()?));
+            }
+            b.build_unconditional_branch(join)?;
+        }
+        if packs {
+            b.position_at_end(packs_test);
             let packed_bb = e.cx.append_basic_block(func, "shaped.packed");
             let packed = packed_run(e, v.base, v.len, v.bits, shape.at, Type::I32)?;
             let take = b.build_and(ranked_addresses(e, v, &shape)?, packed.inside, "")?;
@@ -766,6 +803,183 @@ fn address_shape<'ctx>(
         run_inside,
         run_start,
     })
+}
+
+/// Whether the run-time tests of an access of `format` to `mem` with
+/// addresses of `addr_ty` can include runs per group of lanes (in modules
+/// that read a y or z id, [`Emit::row_groups`]): `i32` addresses (this
+/// path), one component, an element the target accesses under a mask.
+pub(super) fn tests_groups(
+    e: &Emit<'_, '_>,
+    mem: MemRef,
+    format: MemFormat,
+    addr_ty: Type,
+) -> bool {
+    super::narrow_address(mem, addr_ty)
+        && format.count == 1
+        && super::has_masked_access(e, format.elem.bytes())
+}
+
+/// Whether a function of `module` reads a y or z id: a 2D or 3D
+/// workgroup's rows, whose accesses may be a run per group of lanes.
+pub fn reads_rows(module: &Module) -> bool {
+    let mut rows = false;
+    for f in &module.functions {
+        walk_block(&f.body, &mut |s| {
+            if let Stmt::Inst(i) = s {
+                if let Op::Builtin(Builtin::GlobalId(d) | Builtin::LocalId(d)) = i.op {
+                    rows |= d != Dim::X;
+                }
+            }
+        });
+    }
+    rows
+}
+
+/// The lanes of a group in [`group_runs`].
+const GROUP: u32 = 8;
+
+/// Each aligned group of [`GROUP`] lanes accessing a run of its own:
+/// whether every group with an active lane does, its first lane active,
+/// its whole run aligned and inside the memory, and where each group's run
+/// starts (the memory's start for a group without active lanes).
+struct GroupRuns<'ctx> {
+    inside: IntValue<'ctx>,
+    starts: Vec<PointerValue<'ctx>>,
+}
+
+/// The groups' runs of `size`-byte elements: a workgroup whose rows are 8
+/// or 16 threads wide (8x8, 16x16) accesses a row's elements from each
+/// group of 8 lanes, with other rows, anywhere in memory, in the other
+/// groups. Each group's first lane stands for it (constant extracts, no
+/// stack round trip); a group whose first lane is inactive but others are
+/// not takes the lane-by-lane path.
+fn group_runs<'ctx>(
+    e: &Emit<'ctx, '_>,
+    v: &Operands<'ctx>,
+    size: u32,
+) -> Result<GroupRuns<'ctx>, JitError> {
+    let b = &e.b;
+    let i32t = e.i32();
+    let i64t = e.i64();
+    let k32 = |n: u64| i32t.const_int(n, false);
+    // Lane l's address less its place in its group: the same for every
+    // active lane of a group exactly when the group's lanes are a run.
+    let place = e.lanes_const(32, |l| u64::from(l % GROUP) * u64::from(size));
+    let group_start = b.build_int_sub(v.addr, place, "")?;
+    let firsts: Vec<IntValue> = (0..LANES)
+        .map(|l| k32(u64::from(l / GROUP * GROUP)))
+        .collect();
+    let expected = b.build_shuffle_vector(
+        group_start,
+        group_start.get_type().get_poison(),
+        VectorType::const_vector(&firsts),
+        "",
+    )?;
+    let mask = e.bits_to_mask(v.bits)?;
+    let mut inside = active_lanes_equal(e, mask, expected, group_start)?;
+    let base = b.build_ptr_to_int(v.base, i64t, "")?;
+    let run_bytes = u64::from(GROUP * size);
+    let mut starts = Vec::new();
+    for g in 0..LANES / GROUP {
+        let shifted = b.build_right_shift(v.bits, k32(u64::from(g * GROUP)), false, "")?;
+        let lanes = b.build_and(shifted, k32((1 << GROUP) - 1), "")?;
+        let some = b.build_int_compare(IntPredicate::NE, lanes, k32(0), "")?;
+        let first_on = b.build_int_compare(
+            IntPredicate::NE,
+            b.build_and(lanes, k32(1), "")?,
+            k32(0),
+            "",
+        )?;
+        let at = b.build_extract_element(group_start, k32(u64::from(g * GROUP)), "")?;
+        let at = b.build_int_z_extend(at.into_int_value(), i64t, "")?;
+        // The whole run: below 2^32 (no wrap), aligned, inside.
+        let end = b.build_int_add(at, i64t.const_int(run_bytes, false), "")?;
+        let no_wrap =
+            b.build_int_compare(IntPredicate::ULE, end, i64t.const_int(1 << 32, false), "")?;
+        let misalign = b.build_and(at, i64t.const_int(u64::from(size) - 1, false), "")?;
+        let aligned = b.build_int_compare(IntPredicate::EQ, misalign, i64t.const_zero(), "")?;
+        let fits = inside_memory(e, v.len, run_bytes, at)?;
+        let mut ok = first_on;
+        for c in [no_wrap, aligned, fits] {
+            ok = b.build_and(ok, c, "")?;
+        }
+        let ok = b.build_or(ok, b.build_not(some, "")?, "")?;
+        inside = b.build_and(inside, ok, "")?;
+        let at = b
+            .build_select(some, at, i64t.const_zero(), "")?
+            .into_int_value();
+        let start = b.build_int_add(base, at, "")?;
+        starts.push(b.build_int_to_ptr(start, e.cx.ptr_type(Default::default()), "")?);
+    }
+    Ok(GroupRuns { inside, starts })
+}
+
+/// The groups' runs at `starts` (checked by [`group_runs`]): a load of
+/// `vt` elements, or a store of `raw`. Loads take a masked load per group;
+/// stores a plain store per group when the whole warp stores (a masked
+/// store is slow on some cores), else a masked one, in ascending groups,
+/// so that where two overlap the higher lanes' values stay.
+fn group_access<'ctx>(
+    e: &Emit<'ctx, '_>,
+    func: FunctionValue<'ctx>,
+    vt: VectorType<'ctx>,
+    starts: &[PointerValue<'ctx>],
+    align: IntValue<'ctx>,
+    mask: V<'ctx>,
+    raw: Option<V<'ctx>>,
+) -> Result<Option<V<'ctx>>, JitError> {
+    let piece_t = vt.get_element_type().into_int_type().vec_type(GROUP);
+    let lanes = |g: usize| e.lane_run(mask, g as u32 * GROUP, GROUP);
+    let Some(raw) = raw else {
+        let mut pieces = Vec::new();
+        for (g, start) in starts.iter().enumerate() {
+            let args = [
+                (*start).into(),
+                align.into(),
+                lanes(g)?.into(),
+                piece_t.const_zero().into(),
+            ];
+            let piece = e.call_intrinsic(
+                "llvm.masked.load",
+                &[piece_t.into(), start.get_type().into()],
+                &args,
+            )?;
+            pieces.push(piece.into_vector_value());
+        }
+        let low = e.concat(pieces[0], pieces[1])?;
+        let high = e.concat(pieces[2], pieces[3])?;
+        return Ok(Some(e.concat(low, high)?));
+    };
+    let bytes = super::lane_loop::element_bytes(vt);
+    let whole = every_lane(e, mask)?;
+    either(e, func, whole, |whole| {
+        for (g, start) in starts.iter().enumerate() {
+            let piece = e.lane_run(raw, g as u32 * GROUP, GROUP)?;
+            if whole {
+                e.store_aligned(*start, piece.into(), bytes)?;
+            } else {
+                e.call_void_intrinsic(
+                    "llvm.masked.store",
+                    &[piece_t.into(), start.get_type().into()],
+                    &[
+                        piece.into(),
+                        (*start).into(),
+                        align.into(),
+                        lanes(g)?.into(),
+                    ],
+                )?;
+            }
+        }
+        Ok(None)
+    })?;
+    Ok(None)
+}
+
+/// Whether every lane of the 32-lane `mask` is set.
+fn every_lane<'ctx>(e: &Emit<'ctx, '_>, mask: V<'ctx>) -> Result<IntValue<'ctx>, JitError> {
+    let bits = e.mask_to_bits(mask)?;
+    Ok(e.b.build_int_compare(IntPredicate::EQ, bits, e.i32().const_all_ones(), "")?)
 }
 
 /// The checked lane-by-lane access from the builder's position in `func`;

@@ -23,10 +23,10 @@
 //! - `@atom` (binding 2): each warp owns a [`ATOM_REGION_BYTES`]-byte region
 //!   for atomics, loads and stores (stream compaction's, the lanes that
 //!   pass a test one after another by their ballot rank, and stores of a
-//!   consecutive run, one address or a tile); other accesses go past the
-//!   end. In one program in six it takes only updates of one associative
-//!   op whose results nothing reads, at any address (they commute), and
-//!   no function has `membar`;
+//!   consecutive run, one address, a tile or a run per group of 8 lanes);
+//!   other accesses go past the end. In one program in six it takes only
+//!   updates of one associative op whose results nothing reads, at any
+//!   address (they commute), and no function has `membar`;
 //! - `@shared`: two phases of one [`SHARED_WARP_BYTES`]-byte region per warp.
 //!   Barriers appear only at the top level of the kernel or of a function
 //!   with barriers (which the kernel calls only at its top level, and which
@@ -273,7 +273,7 @@ impl Layout {
     fn choose(rng: &mut impl RngLike, cfg: &GenConfig) -> Layout {
         // Rows of x sizes that are not a multiple of 32 (48x2, 33x3, ...)
         // make warps that span rows: the IDs' shapes are not known then.
-        const SHAPES: [[u32; 3]; 19] = [
+        const SHAPES: [[u32; 3]; 21] = [
             [48, 2, 1],
             [33, 3, 1],
             [40, 3, 1],
@@ -291,6 +291,8 @@ impl Layout {
             [16, 4, 1],
             [4, 4, 2],
             [8, 8, 1],
+            [16, 2, 1],
+            [8, 2, 2],
             [5, 3, 2],
             [32, 2, 1],
         ];

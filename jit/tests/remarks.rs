@@ -297,6 +297,7 @@ fn generated_programs_reach_the_known_shape_and_coroutine_paths() {
         "one address for the warp: one scalar load",
         "repeated across the warp",
         "address shape unknown",
+        "a run per group of 8 lanes",
         "code for workgroups of whole warps",
         "split at its barriers",
         "coroutine of its own",

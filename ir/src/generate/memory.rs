@@ -8,7 +8,9 @@ use super::{
     ATOM_BINDING, IN_BINDING, OUT_BINDING, OUT_SLOT_BYTES, SCRATCH_WARP_BYTES, SHARED_WARP_BYTES,
 };
 use crate::module::{Block, Inst, Operand, Place, Stmt};
-use crate::ops::{AtomOp, BinaryOp, Builtin, MemFormat, MemRef, NumFormat, Op, Round, UnaryOp};
+use crate::ops::{
+    AtomOp, BinaryOp, Builtin, Dim, MemFormat, MemRef, NumFormat, Op, Round, UnaryOp,
+};
 use crate::span::Span;
 use crate::types::{Const, Type};
 
@@ -262,6 +264,13 @@ impl<R: RngLike> FnGen<'_, R> {
     /// reads, and for memories only this lane touches).
     fn any_address(&mut self, size: u32, format: MemFormat) -> Operand {
         let oob = self.env.cfg.features.out_of_bounds;
+        // Rows 8 or 16 wide are where runs per group of lanes occur.
+        let narrow_rows = matches!(self.env.layout.workgroup[0], 8 | 16);
+        if self.rng.chance(if narrow_rows { 30 } else { 8 }) {
+            if let Some(addr) = self.row_address(size, format, oob) {
+                return addr;
+            }
+        }
         match self.rng.below(5) {
             0 if oob => self.past_end(size),
             1 if oob => {
@@ -297,6 +306,34 @@ impl<R: RngLike> FnGen<'_, R> {
                 self.maybe_wide(addr)
             }
         }
+    }
+
+    /// `(local_id.x + local_id.y * row) * bytes + start`: a 2D
+    /// workgroup's rows, `row` elements apart; in workgroups 8 or 16 wide
+    /// each group of 8 lanes reads a run (the JIT's run-time test for runs
+    /// per group). Only where every address is inside `size` bytes unless
+    /// `oob`.
+    fn row_address(&mut self, size: u32, format: MemFormat, oob: bool) -> Option<Operand> {
+        let bytes = format.bytes().max(1);
+        let row = *pick(self.rng, &[0u32, 4, 8, 16, 24]);
+        let [wx, wy, _] = self.env.layout.workgroup;
+        let last = (wx - 1 + (wy - 1) * row) * bytes;
+        let room = size.checked_sub(last + bytes);
+        let start = match room {
+            Some(room) => self.rng.below(u64::from(room / bytes) + 1) as u32 * bytes,
+            None if oob => self.rng.below(u64::from(size) + 64) as u32,
+            None => return None,
+        };
+        let x =
+            Operand::Value(self.value(Op::Builtin(Builtin::LocalId(Dim::X)), Type::I32, vec![]));
+        let y =
+            Operand::Value(self.value(Op::Builtin(Builtin::LocalId(Dim::Y)), Type::I32, vec![]));
+        let y = self.maybe_hidden(y);
+        let rows = self.binary(BinaryOp::Mul, Type::I32, y, c32(row));
+        let index = self.binary(BinaryOp::Add, Type::I32, x, rows);
+        let scaled = self.binary(BinaryOp::Mul, Type::I32, index, c32(bytes));
+        let addr = self.binary(BinaryOp::Add, Type::I32, scaled, c32(start));
+        Some(self.maybe_wide(addr))
     }
 
     fn out_slot_access(&mut self) {
@@ -412,9 +449,26 @@ impl<R: RngLike> FnGen<'_, R> {
         let bytes = format.bytes().max(1);
         let lane = self.lane_id();
         let lane = self.maybe_hidden(lane);
-        let (index, lanes) = match self.rng.below(3) {
+        let (index, lanes) = match self.rng.below(4) {
             0 => (Some(lane), 32),
             1 => (None, 1),
+            2 => {
+                // A run per group of 8 lanes, the groups `apart` elements
+                // apart: on top of each other (the higher lanes' values
+                // stay), overlapping, or with gaps.
+                let apart = *pick(self.rng, &[0u32, 4, 12, 16]);
+                let within = self.binary(BinaryOp::And, Type::I32, lane, c32(7));
+                let group = self.binary(BinaryOp::ShrU, Type::I32, lane, c32(3));
+                // `+ (local_id.y & 0)`: the JIT tests for runs per group
+                // only in modules that read a y or z id.
+                let y = Builtin::LocalId(Dim::Y);
+                let y = Operand::Value(self.value(Op::Builtin(y), Type::I32, vec![]));
+                let none = self.binary(BinaryOp::And, Type::I32, y, c32(0));
+                let group = self.binary(BinaryOp::Add, Type::I32, group, none);
+                let rows = self.binary(BinaryOp::Mul, Type::I32, group, c32(apart));
+                let index = self.binary(BinaryOp::Add, Type::I32, within, rows);
+                (Some(index), 3 * apart + 8)
+            }
             _ => {
                 let width = *pick(self.rng, &[2u32, 4, 8, 16]);
                 let tile = self.binary(BinaryOp::And, Type::I32, lane, c32(width - 1));

@@ -1,5 +1,6 @@
-//! The bundled examples (`examples/*.warp`) run on the interpreter and are
-//! checked against independent Rust computations of the same results.
+//! The bundled examples (`examples/*.warp`) run as `warpjit run` runs them
+//! (on the JIT) and are checked against independent Rust computations of
+//! the same results.
 //!
 //! Each example runs with the inputs of its own `//! run:` line, planned by
 //! the same code as `warpjit run` (so random inputs are the CLI's), unless
@@ -486,4 +487,61 @@ fn active_mask_divergence_records() {
         let record = &out[(8 * local) as usize..(8 * local + 8) as usize];
         assert_eq!(record, expected, "invocation {local}");
     }
+}
+
+// ---------------------------------------------------------------- 2D rows
+
+/// The 3x3 box sums with neighbours clamped to the image, in Rust.
+fn box_sums(src: &[u32], width: u32, height: u32) -> Vec<u32> {
+    let (w, h) = (width as i64, height as i64);
+    let at = |x: i64, y: i64| src[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize];
+    let mut out = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            let mut sum = 0u32;
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    sum = sum.wrapping_add(at(x + dx, y + dy));
+                }
+            }
+            out.push(sum);
+        }
+    }
+    out
+}
+
+#[test]
+fn box_blur_run_line_image() {
+    let example = load("box_blur.warp");
+    let mut plan = example.plan(&[]);
+    let src = example.u32s(&plan, "src");
+    example.execute(&mut plan);
+    assert_eq!(example.u32s(&plan, "dst"), box_sums(&src, 40, 20));
+}
+
+/// An image whose sides are not multiples of 16, so the last workgroups
+/// of each row and column have lanes outside it, and random pixels.
+#[test]
+fn box_blur_ragged_image_of_random_pixels() {
+    let example = load("box_blur.warp");
+    let (width, height) = (70u32, 37u32);
+    let pixels = width * height;
+    let words = [
+        "--grid".to_string(),
+        format!("{},{}", width.div_ceil(16), height.div_ceil(16)),
+        "--param".into(),
+        format!("width={width}"),
+        "--param".into(),
+        format!("height={height}"),
+        "--buffer".into(),
+        format!("src=zeros:u32:{pixels}"),
+        "--buffer".into(),
+        format!("dst=zeros:u32:{pixels}"),
+    ];
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut plan = example.plan(&words);
+    let src: Vec<u32> = (0..pixels).map(|i| i.wrapping_mul(2654435761)).collect();
+    example.set_u32s(&mut plan, "src", &src);
+    example.execute(&mut plan);
+    assert_eq!(example.u32s(&plan, "dst"), box_sums(&src, width, height));
 }

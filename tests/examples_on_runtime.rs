@@ -86,6 +86,7 @@ fn order_independent_examples_give_identical_buffers() {
     check("scan_shuffle_up.warp", &[], identical);
     check("quad_swizzle.warp", &[], identical);
     check("active_mask_divergence.warp", &[], identical);
+    check("box_blur.warp", &[], identical);
 }
 
 #[test]

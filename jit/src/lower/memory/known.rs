@@ -210,9 +210,7 @@ pub fn load<'ctx>(
     let vt = elem_vec(fl, format.elem);
     match known {
         KnownAddress::Unknown | KnownAddress::Packed { .. } => {
-            remark(AccessPath::Tested {
-                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
-            });
+            remark(tested(fl, mem, format, addr_ty));
             dynamic()
         }
         KnownAddress::Same { every_lane } => {
@@ -239,9 +237,7 @@ pub fn load<'ctx>(
         }
         // One element per lane: a tile of x2/x4 blocks is rare.
         KnownAddress::Tiled { .. } if format.count != 1 => {
-            remark(AccessPath::Tested {
-                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
-            });
+            remark(tested(fl, mem, format, addr_ty));
             dynamic()
         }
         KnownAddress::Tiled { width, every_lane } => {
@@ -284,15 +280,11 @@ pub fn store<'ctx>(
         // Lanes of a tile store to the same addresses: the run-time tests
         // sort that out.
         KnownAddress::Unknown | KnownAddress::Tiled { .. } => {
-            remark(AccessPath::Tested {
-                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
-            });
+            remark(tested(fl, mem, format, addr_ty));
             dynamic()
         }
         KnownAddress::Packed { .. } if !lanes::compresses(fl.e, format) => {
-            remark(AccessPath::Tested {
-                groups: fl.e.row_groups && super::lanes::tests_groups(fl.e, mem, format, addr_ty),
-            });
+            remark(tested(fl, mem, format, addr_ty));
             dynamic()
         }
         KnownAddress::Packed { every_lane } => {
@@ -343,6 +335,16 @@ enum AccessPath {
     Tested {
         groups: bool,
     },
+}
+
+/// The path of an access whose shape is tested at run time: with runs
+/// per group of lanes where `lanes.rs` tests for them.
+fn tested(fl: &FnLowering<'_, '_>, mem: MemRef, format: MemFormat, addr_ty: Type) -> AccessPath {
+    AccessPath::Tested {
+        groups: fl.e.row_groups
+            && super::narrow_address(mem, addr_ty)
+            && super::lanes::tests_groups(fl.e, format),
+    }
 }
 
 /// The remark of a load or store of `mem` (a `write` for stores) that

@@ -413,7 +413,7 @@ fn emit_shaped<'ctx>(
     // Runs per group of 8 lanes (rows of a 2D workgroup 8 or 16 wide),
     // where masked accesses of the element exist: tested before the
     // compress, whose test costs more.
-    let grouped = groups && tests_groups(e, MemRef::Shared(0), format, Type::I32);
+    let grouped = groups && tests_groups(e, format);
     if run {
         let run_bb = e.cx.append_basic_block(func, "shaped.run");
         let packs_test = if packs {
@@ -805,19 +805,12 @@ fn address_shape<'ctx>(
     })
 }
 
-/// Whether the run-time tests of an access of `format` to `mem` with
-/// addresses of `addr_ty` can include runs per group of lanes (in modules
-/// that read a y or z id, [`Emit::row_groups`]): `i32` addresses (this
-/// path), one component, an element the target accesses under a mask.
-pub(super) fn tests_groups(
-    e: &Emit<'_, '_>,
-    mem: MemRef,
-    format: MemFormat,
-    addr_ty: Type,
-) -> bool {
-    super::narrow_address(mem, addr_ty)
-        && format.count == 1
-        && super::has_masked_access(e, format.elem.bytes())
+/// Whether the run-time tests of a single-component access of `format`
+/// can include runs per group of lanes: the target accesses its element
+/// under a mask. (Accesses with `i32` addresses take these tests, in
+/// modules that read a y or z id: [`Emit::row_groups`].)
+pub(super) fn tests_groups(e: &Emit<'_, '_>, format: MemFormat) -> bool {
+    format.count == 1 && super::has_masked_access(e, format.elem.bytes())
 }
 
 /// Whether a function of `module` reads a y or z id: a 2D or 3D
@@ -952,8 +945,7 @@ fn group_access<'ctx>(
         return Ok(Some(e.concat(low, high)?));
     };
     let bytes = super::lane_loop::element_bytes(vt);
-    let whole = every_lane(e, mask)?;
-    either(e, func, whole, |whole| {
+    super::whole_warp_or_lanes(e, func, mask, |whole| {
         for (g, start) in starts.iter().enumerate() {
             let piece = e.lane_run(raw, g as u32 * GROUP, GROUP)?;
             if whole {
@@ -974,12 +966,6 @@ fn group_access<'ctx>(
         Ok(None)
     })?;
     Ok(None)
-}
-
-/// Whether every lane of the 32-lane `mask` is set.
-fn every_lane<'ctx>(e: &Emit<'ctx, '_>, mask: V<'ctx>) -> Result<IntValue<'ctx>, JitError> {
-    let bits = e.mask_to_bits(mask)?;
-    Ok(e.b.build_int_compare(IntPredicate::EQ, bits, e.i32().const_all_ones(), "")?)
 }
 
 /// The checked lane-by-lane access from the builder's position in `func`;
